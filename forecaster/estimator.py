@@ -1,0 +1,380 @@
+"""`Seq2SeqForecaster`: the scikit-learn-style estimator that wires the modules together."""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+import reprlib
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .attention import ATTENTIONS
+from .features import FeatureSpec, fit_features, static_width
+from .frequency import infer_offset, normalise_freq, season_length_for
+from .network import NetworkConfig, Seq2SeqNetwork
+from .panel import Panel, build_panel, future_timestamps
+from .roles import CovariateRoles
+from .scaling import SCALERS
+from .training import TrainConfig, to_tensors, train
+from .validation import Columns, clean_future, clean_history
+from .windows import admissible_origins, assemble
+
+
+def quantile_column(q: float) -> str:
+    """Column name of a quantile forecast: 0.1 -> 'y_hat_q10', 0.975 -> 'y_hat_q97.5'."""
+    return f"y_hat_q{round(100 * q, 6):g}"
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    previous = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def default_input_size(horizon: int, season_length: int) -> int:
+    """History length used when `input_size` is None: two horizons or three seasons, whichever is longer."""
+    return int(max(2 * horizon, 3 * season_length, 8))
+
+
+def default_max_steps(n_windows: int, batch_size: int) -> int:
+    """Training steps used when `max_steps` is None: about four passes over the windows, 300 to 1500 steps."""
+    return int(np.clip(4 * n_windows // batch_size, 300, 1500))
+
+
+class Seq2SeqForecaster(BaseEstimator):
+    """Global attention encoder-decoder that forecasts every horizon step in one pass.
+
+    One network is trained across all series of a long DataFrame (``unique_id``,
+    ``ds``, ``y`` plus covariates). A bidirectional GRU/LSTM reads a per-window scaled
+    history; each horizon step attends over all encoder states with its own query built
+    from a step embedding, its future-known covariates, calendar features and statics.
+
+    Parameters:
+        horizon: number of periods to forecast.
+        input_size: history periods fed to the encoder; None gives
+            ``max(2 * horizon, 3 * season_length, 8)``.
+        freq: pandas offset alias; inferred from the data when None.
+        season_length: inferred from ``freq`` when None (12 monthly, 4 quarterly, 7 daily...).
+        future_covariates: columns known in advance (decoder only).
+        past_covariates: columns observed up to the origin (encoder only).
+        static_covariates: columns constant per series (numeric or categorical).
+        quantiles: quantile levels to forecast; None gives point forecasts (MAE loss).
+        attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
+        hidden_size, num_layers, cell, dropout: network size (``cell`` is ``"gru"`` or ``"lstm"``).
+        scaler: per-window target scaling, ``"standard"``, ``"robust"`` or ``"meanabs"``.
+        max_steps: training steps; None derives them from the number of windows.
+        batch_size, learning_rate: optimiser settings.
+        early_stopping: hold out the last horizon of every series (in time) to pick the best step.
+        fill_gaps: accept missing periods and mask them instead of raising.
+        device: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``.
+        num_threads: torch CPU threads during fit/predict; None keeps torch's setting.
+        progress: show a progress bar while training.
+        random_state: seed; the same seed gives identical forecasts on CPU.
+    """
+
+    def __init__(
+        self,
+        horizon: int,
+        input_size: int | None = None,
+        freq: str | None = None,
+        season_length: int | None = None,
+        future_covariates: Sequence[str] = (),
+        past_covariates: Sequence[str] = (),
+        static_covariates: Sequence[str] = (),
+        quantiles: Sequence[float] | None = (0.1, 0.5, 0.9),
+        attention: str = "dot",
+        hidden_size: int = 32,
+        num_layers: int = 1,
+        cell: str = "gru",
+        dropout: float = 0.1,
+        scaler: str = "standard",
+        max_steps: int | None = None,
+        batch_size: int = 128,
+        learning_rate: float = 3e-3,
+        early_stopping: bool = True,
+        fill_gaps: bool = False,
+        id_col: str = "unique_id",
+        time_col: str = "ds",
+        target_col: str = "y",
+        device: str = "auto",
+        num_threads: int | None = 1,
+        progress: bool = True,
+        random_state: int = 0,
+    ):
+        self.horizon = horizon
+        self.input_size = input_size
+        self.freq = freq
+        self.season_length = season_length
+        self.future_covariates = future_covariates
+        self.past_covariates = past_covariates
+        self.static_covariates = static_covariates
+        self.quantiles = quantiles
+        self.attention = attention
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.cell = cell
+        self.dropout = dropout
+        self.scaler = scaler
+        self.max_steps = max_steps
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.early_stopping = early_stopping
+        self.fill_gaps = fill_gaps
+        self.id_col = id_col
+        self.time_col = time_col
+        self.target_col = target_col
+        self.device = device
+        self.num_threads = num_threads
+        self.progress = progress
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ parameters
+    def _check_params(self) -> None:
+        def positive_int(name: str, allow_none: bool = False) -> None:
+            value = getattr(self, name)
+            if value is None and allow_none:
+                return
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"`{name}` must be a positive integer; got {value!r}.")
+
+        positive_int("horizon")
+        positive_int("input_size", allow_none=True)
+        positive_int("season_length", allow_none=True)
+        positive_int("hidden_size")
+        positive_int("num_layers")
+        positive_int("max_steps", allow_none=True)
+        positive_int("batch_size")
+        positive_int("num_threads", allow_none=True)
+        choices = {"attention": tuple(ATTENTIONS), "cell": ("gru", "lstm"), "scaler": SCALERS, "device": ("auto", "cpu", "cuda")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"`{name}` must be one of {allowed}; got {getattr(self, name)!r}.")
+        if not 0.0 <= float(self.dropout) < 1.0:
+            raise ValueError(f"`dropout` must be in [0, 1); got {self.dropout!r}.")
+        if not float(self.learning_rate) > 0.0:
+            raise ValueError(f"`learning_rate` must be positive; got {self.learning_rate!r}.")
+        if self.quantiles is not None:
+            qs = list(self.quantiles)
+            if not qs or any(not 0.0 < float(q) < 1.0 for q in qs) or len(set(qs)) != len(qs):
+                raise ValueError(f"`quantiles` must be distinct levels strictly between 0 and 1; got {qs!r}.")
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise ValueError("`device`='cuda' but CUDA is not available; use device='auto' or 'cpu'.")
+
+    def _columns(self) -> Columns:
+        return Columns(self.id_col, self.time_col, self.target_col)
+
+    def _roles(self) -> CovariateRoles:
+        return CovariateRoles.from_arguments(
+            self.future_covariates, self.past_covariates, self.static_covariates,
+            reserved=(self.id_col, self.time_col, self.target_col),
+        )
+
+    def _training_quantiles(self) -> tuple[float, ...]:
+        if self.quantiles is None:
+            return (0.5,)
+        return tuple(sorted({float(q) for q in self.quantiles} | {0.5}))
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, df: pd.DataFrame, y: object = None) -> Seq2SeqForecaster:
+        """Train one network on every series of ``df``; returns ``self``.
+
+        ``df`` holds ``unique_id``, ``ds``, ``y`` and the declared covariate columns
+        (future-known covariates with their historical values). NaN targets are masked.
+        """
+        self._check_params()
+        columns, roles = self._columns(), self._roles()
+        frame, tz = clean_history(df, columns, roles)
+        offset = normalise_freq(self.freq) if self.freq is not None else infer_offset(frame[columns.time], frame[columns.id])
+        season = int(self.season_length or season_length_for(offset))
+        input_size = int(self.input_size or default_input_size(self.horizon, season))
+        features = fit_features(frame, columns.id, roles)
+        panel = build_panel(frame, columns, roles, features, offset, input_size, self.horizon, fill_gaps=self.fill_gaps)
+        self._check_lengths(panel)
+        quantiles = self._training_quantiles()
+        config = NetworkConfig(
+            input_size=input_size, horizon=self.horizon,
+            past_features=panel.past.shape[2] + panel.calendar.shape[1],
+            future_features=panel.future.shape[2] + panel.calendar.shape[1],
+            static_features=static_width(roles.static, features), n_outputs=len(quantiles),
+            median_index=quantiles.index(0.5), hidden_size=self.hidden_size, num_layers=self.num_layers,
+            dropout=float(self.dropout), cell=self.cell, attention=self.attention,
+        )
+        device = "cuda" if self.device == "auto" and torch.cuda.is_available() else ("cpu" if self.device == "auto" else self.device)
+        with _torch_threads(self.num_threads), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.random_state)
+            network = Seq2SeqNetwork(config).to(device)
+            result = self._train(network, panel, roles, config, quantiles, device)
+            network.load_state_dict(result.state_dict)
+        network.eval()
+        # Learned state is assigned only once training has finished, so an interrupted
+        # fit never leaves a half-updated estimator behind.
+        self.freq_ = offset.freqstr
+        self.season_length_ = season
+        self.input_size_ = input_size
+        self.roles_ = roles
+        self.features_ = features
+        self.quantiles_ = quantiles
+        self.network_config_ = config
+        self.device_ = device
+        self.tz_ = tz
+        self.history_ = frame.groupby(columns.id, sort=False).tail(input_size).reset_index(drop=True)
+        self.training_end_ = frame.groupby(columns.id, sort=False)[columns.time].max()
+        self.train_result_ = result
+        self.network_ = network
+        return self
+
+    def _check_lengths(self, panel: Panel) -> None:
+        short = panel.length < self.horizon
+        if short.any():
+            raise ValueError(
+                f"Series {reprlib.repr(list(panel.ids[short]))} are shorter than one horizon "
+                f"({self.horizon} periods); drop them or lower `horizon`."
+            )
+
+    def _train(self, network, panel: Panel, roles: CovariateRoles, config: NetworkConfig, quantiles, device: str):
+        input_size, horizon = config.input_size, config.horizon
+        min_history = max(1, min(input_size, horizon) // 2)
+        end_col = np.full(len(panel.ids), panel.last_col)
+        validation = None
+        series, origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
+        if self.early_stopping:
+            t_series, t_origins = admissible_origins(panel, input_size, horizon, end_col - horizon, min_history)
+            v_series, v_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
+            at_end = v_origins == panel.last_col - horizon
+            if len(t_series) and at_end.any():
+                series, origins = t_series, t_origins
+                validation = assemble(panel, roles, v_series[at_end], v_origins[at_end], input_size, horizon, self.scaler, True)
+        if len(series) == 0:
+            raise ValueError("No training window fits in the data: the series are too short for `horizon`; lower it.")
+        steps = self.max_steps or default_max_steps(len(series), self.batch_size)
+
+        def sample(rng: np.random.Generator):
+            pick = rng.integers(0, len(series), self.batch_size)
+            return assemble(panel, roles, series[pick], origins[pick], input_size, horizon, self.scaler, True)
+
+        train_config = TrainConfig(
+            max_steps=steps, batch_size=self.batch_size, learning_rate=float(self.learning_rate),
+            quantiles=quantiles, early_stopping=self.early_stopping, progress=self.progress, device=device,
+        )
+        return train(network, sample, validation, train_config, self.random_state)
+
+    # ------------------------------------------------------------------ predict
+    def _panel_for(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:
+        check_is_fitted(self, "network_")
+        columns, roles = self._columns(), self.roles_
+        if df is None:
+            frame, tz = self.history_, self.tz_
+        else:
+            frame, tz = clean_history(df, columns, roles)
+        future = None
+        if roles.future:
+            if future_df is None:
+                raise ValueError(
+                    f"`future_df` is required: the model uses future-known covariates {list(roles.future)} "
+                    f"for the {self.horizon} periods after each series' end."
+                )
+            future = clean_future(future_df, columns, roles)
+        elif future_df is not None:
+            clean_future(future_df, columns, roles)  # still refuse targets or past covariates in it
+        offset = normalise_freq(self.freq_)
+        panel = build_panel(frame, columns, roles, self.features_, offset, self.input_size_, self.horizon, future, self.fill_gaps)
+        return panel, tz
+
+    def _forward(self, panel: Panel) -> tuple[np.ndarray, np.ndarray]:
+        """Inverse-scaled quantiles (N, H, Q) and attention (N, H, T) from each series' end."""
+        series = np.arange(len(panel.ids))
+        origins = np.full(len(series), panel.last_col)
+        outputs, weights = [], []
+        with _torch_threads(self.num_threads), torch.inference_mode():
+            for start in range(0, len(series), 2048):
+                part = slice(start, start + 2048)
+                batch = assemble(panel, self.roles_, series[part], origins[part], self.input_size_, self.horizon, self.scaler, False)
+                scaled, attention = self.network_(**to_tensors(batch, self.device_))
+                values = scaled.double().cpu().numpy() * batch.scale[:, None, None] + batch.loc[:, None, None]
+                outputs.append(values)
+                weights.append(attention.cpu().numpy())
+        return np.concatenate(outputs), np.concatenate(weights)
+
+    def _localise(self, times: np.ndarray, tz: str | None) -> pd.DatetimeIndex:
+        index = pd.DatetimeIndex(times.ravel())
+        return index.tz_localize("UTC").tz_convert(tz) if tz else index
+
+    def predict(self, df: pd.DataFrame | None = None, future_df: pd.DataFrame | None = None) -> pd.DataFrame:
+        """Forecast ``horizon`` periods after the end of each series.
+
+        Args:
+            df: history to forecast from; None uses the training series. Series unseen
+                in training are allowed.
+            future_df: future-known covariates for the horizon (required when the model has any).
+
+        Returns:
+            One row per series and step: ``unique_id``, ``ds``, ``y_hat`` (the median) and
+            one ``y_hat_q..`` column per requested quantile.
+        """
+        panel, tz = self._panel_for(df, future_df)
+        values, _ = self._forward(panel)
+        if not np.isfinite(values).all():
+            raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
+        n, h = values.shape[:2]
+        out = pd.DataFrame({
+            self.id_col: np.repeat(panel.ids, h),
+            self.time_col: self._localise(future_timestamps(panel), tz),
+            "y_hat": values[:, :, self.quantiles_.index(0.5)].ravel(),
+        })
+        for q in self.quantiles or ():
+            out[quantile_column(float(q))] = values[:, :, self.quantiles_.index(float(q))].ravel()
+        return out
+
+    def explain(self, df: pd.DataFrame | None = None, future_df: pd.DataFrame | None = None) -> pd.DataFrame:
+        """Attention weights of each horizon step over the history, in long format.
+
+        Returns columns ``unique_id``, ``ds`` (target time), ``step`` (1..horizon),
+        ``ds_history`` (attended time), ``lag`` (periods from the attended time to the
+        origin; 0 is the origin) and ``weight``. Padded positions (before a series
+        starts) get exactly zero weight and are omitted; the weights of each
+        (series, step) sum to one. They show where the model looked (routing), not
+        what caused the forecast.
+        """
+        panel, tz = self._panel_for(df, future_df)
+        _, weights = self._forward(panel)
+        n, h, t = weights.shape
+        series = np.arange(n)
+        hist_cols = panel.last_col + np.arange(1 - t, 1)
+        hist_times = panel.timestamps(series[:, None], hist_cols[None, :])  # (N, T)
+        target_times = future_timestamps(panel)  # (N, H)
+        inside = hist_cols[None, :] >= panel.first_col[:, None]  # (N, T)
+        s_idx, h_idx, t_idx = np.meshgrid(series, np.arange(h), np.arange(t), indexing="ij")
+        keep = np.broadcast_to(inside[:, None, :], weights.shape)
+        return pd.DataFrame({
+            self.id_col: panel.ids[s_idx[keep]],
+            self.time_col: self._localise(target_times[s_idx[keep], h_idx[keep]], tz),
+            "step": h_idx[keep] + 1,
+            f"{self.time_col}_history": self._localise(hist_times[s_idx[keep], t_idx[keep]], tz),
+            "lag": (t - 1 - t_idx[keep]),
+            "weight": weights[keep].astype(np.float64),
+        })
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        """Write the fitted model to directory ``path`` (JSON config, weights, history tail)."""
+        from .persistence import save_model
+
+        check_is_fitted(self, "network_")
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path) -> Seq2SeqForecaster:
+        """Load a model written by :meth:`save`; never unpickles arbitrary objects."""
+        from .persistence import load_model
+
+        return load_model(cls, path)

@@ -1,0 +1,109 @@
+"""The sequence-to-sequence network. It knows tensors only: no pandas, no column names, no scaling."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .attention import make_attention, masked_softmax
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """Shapes and sizes of the network (JSON-friendly)."""
+
+    input_size: int
+    horizon: int
+    past_features: int  # past covariates + calendar per history step
+    future_features: int  # future-known covariates + calendar per horizon step
+    static_features: int
+    n_outputs: int  # number of quantiles (1 for a point forecast)
+    median_index: int = 0  # which output is the median (the level the others are offset from)
+    hidden_size: int = 64
+    num_layers: int = 1
+    dropout: float = 0.1
+    cell: str = "gru"
+    attention: str = "dot"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Seq2SeqNetwork(nn.Module):
+    """Bidirectional recurrent encoder, attention, and a direct multi-horizon decoder.
+
+    All horizon steps are decoded in one pass: step ``h`` forms its own query from a
+    step embedding, its future-known covariates, the static features and a summary of
+    the encoder, and attends over every encoder state. A linear skip from the scaled
+    history to the horizon gives the network a strong, cheap starting point.
+    """
+
+    def __init__(self, config: NetworkConfig):
+        super().__init__()
+        self.config = config
+        d = config.hidden_size
+        rnn = {"gru": nn.GRU, "lstm": nn.LSTM}[config.cell]
+        self.input_proj = nn.Linear(2 + config.past_features + config.static_features, d)
+        self.encoder = rnn(
+            d, d, num_layers=config.num_layers, batch_first=True, bidirectional=True,
+            dropout=config.dropout if config.num_layers > 1 else 0.0,
+        )
+        self.state_proj = nn.Linear(2 * d, d)
+        self.value = nn.Linear(d, d)
+        self.summary = nn.Linear(2 * d, d)
+        self.step_embedding = nn.Embedding(config.horizon, d)
+        self.query = nn.Sequential(
+            nn.Linear(2 * d + config.future_features + config.static_features, d), nn.GELU(), nn.Linear(d, d)
+        )
+        self.attention = make_attention(config.attention, d)
+        self.dropout = nn.Dropout(config.dropout)
+        self.head = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, config.n_outputs))
+        self.skip = nn.Linear(config.input_size, config.horizon)
+        nn.init.zeros_(self.skip.weight)
+        nn.init.zeros_(self.skip.bias)
+
+    def forward(
+        self,
+        past_target: torch.Tensor,  # (B, T) scaled target, 0 where missing/padded
+        past_observed: torch.Tensor,  # (B, T) 1.0 where observed
+        past_padded: torch.Tensor,  # (B, T) bool, True before the series starts
+        past_covariates: torch.Tensor,  # (B, T, Cp)
+        future_known: torch.Tensor,  # (B, H, Cf)
+        static: torch.Tensor,  # (B, S)
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return quantiles of the scaled target (B, H, Q) and attention weights (B, H, T)."""
+        batch, steps = past_target.shape
+        horizon = self.config.horizon
+        static_t = static[:, None, :].expand(batch, steps, static.shape[1])
+        inputs = torch.cat([past_target[..., None], past_observed[..., None], past_covariates, static_t], dim=-1)
+        states, _ = self.encoder(self.dropout(F.gelu(self.input_proj(inputs))))
+        valid = (~past_padded).float()[..., None]
+        summary = self.summary((states * valid).sum(1) / valid.sum(1).clamp(min=1.0))  # (B, d)
+        memory = self.state_proj(states)  # (B, T, d)
+        keys = self.attention.project_keys(memory)  # once per source, shared by all steps
+        values = self.value(memory)
+
+        steps_emb = self.step_embedding.weight[None].expand(batch, horizon, -1)
+        query_in = torch.cat(
+            [steps_emb, summary[:, None, :].expand(batch, horizon, -1), future_known,
+             static[:, None, :].expand(batch, horizon, static.shape[1])],
+            dim=-1,
+        )
+        queries = self.query(query_in)  # (B, H, d)
+        weights = masked_softmax(self.attention.scores(queries, keys), past_padded)  # (B, H, T)
+        context = torch.matmul(weights, values)  # (B, H, d)
+        raw = self.head(self.dropout(torch.cat([context, queries], dim=-1)))  # (B, H, Q)
+        level = raw[..., :1] + self.skip(past_target)[..., None]
+        return _monotone(level, raw[..., 1:], self.config.median_index), weights
+
+
+def _monotone(level: torch.Tensor, spreads: torch.Tensor, below: int) -> torch.Tensor:
+    """Quantiles that never cross: the median is the level, others are cumulative softplus offsets."""
+    if spreads.shape[-1] == 0:
+        return level
+    lower = level - torch.flip(torch.cumsum(F.softplus(spreads[..., :below]), dim=-1), dims=[-1])
+    upper = level + torch.cumsum(F.softplus(spreads[..., below:]), dim=-1)
+    return torch.cat([lower, level, upper], dim=-1)

@@ -1,0 +1,191 @@
+"""A long DataFrame as padded, time-aligned arrays.
+
+Layout: every series occupies one row of width ``W = pad + max_length + horizon``
+and ends at the same column, ``last_col``. The ``pad`` columns on the left let any
+encoder window be gathered by plain integer indexing; the ``horizon`` columns on the
+right hold future-known covariates for prediction. Column ``c`` of series ``i`` is
+the grid period ``end_i - (last_col - c)``.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .features import FeatureSpec, encode_statics, scale_columns
+from .frequency import build_grid, calendar_features
+from .roles import CovariateRoles, LeakageError
+from .validation import Columns
+
+
+@dataclass(frozen=True)
+class Panel:
+    """Padded arrays of a panel; NaN marks missing or padded values."""
+
+    ids: np.ndarray  # (N,) series ids in output order
+    grid: pd.DatetimeIndex  # (G,) calendar; grid positions index it
+    end: np.ndarray  # (N,) grid position of each series' last timestamp
+    length: np.ndarray  # (N,) periods from first to last timestamp
+    pad: int
+    horizon: int
+    y: np.ndarray  # (N, W) float64 target
+    past: np.ndarray  # (N, W, Cp) float32 standardised past covariates, 0 where missing
+    future: np.ndarray  # (N, W, Cf) float32 standardised future-known covariates
+    calendar: np.ndarray  # (G, Cc) float32 calendar features of each grid period
+    static: np.ndarray  # (N, S) float32
+    past_names: tuple[str, ...]
+    future_names: tuple[str, ...]
+
+    @property
+    def last_col(self) -> int:
+        return self.y.shape[1] - self.horizon - 1
+
+    @property
+    def first_col(self) -> np.ndarray:
+        """(N,) first column inside each series (columns before it are padding)."""
+        return self.last_col - self.length + 1
+
+    def grid_position(self, series: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Grid positions of columns ``cols`` of ``series`` (broadcasting)."""
+        return self.end[series] - self.last_col + cols
+
+    def timestamps(self, series: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Timestamps (datetime64) of columns of series; positions off the grid give NaT."""
+        pos = self.grid_position(series, cols)
+        inside = (pos >= 0) & (pos < len(self.grid))
+        out = np.full(pos.shape, np.datetime64("NaT"), dtype="datetime64[ns]")
+        out[inside] = self.grid.to_numpy()[pos[inside]]
+        return out
+
+
+def _positions(times: pd.Series, grid: pd.DatetimeIndex, ids: pd.Series, offset: pd.DateOffset, argument: str) -> np.ndarray:
+    pos = grid.get_indexer(pd.DatetimeIndex(times.to_numpy()))
+    off = pos < 0
+    if off.any():
+        row = int(np.flatnonzero(off)[0])
+        raise ValueError(
+            f"`{argument}`: timestamp {times.iloc[row]} of series {ids.iloc[row]!r} is not on the "
+            f"{offset.freqstr!r} grid; check `freq` or resample the data."
+        )
+    return pos
+
+
+def build_panel(
+    frame: pd.DataFrame,
+    columns: Columns,
+    roles: CovariateRoles,
+    spec: FeatureSpec,
+    offset: pd.DateOffset,
+    pad: int,
+    horizon: int,
+    future: pd.DataFrame | None = None,
+    fill_gaps: bool = False,
+) -> Panel:
+    """Turn cleaned, sorted frames into a :class:`Panel`.
+
+    Args:
+        frame: cleaned history (see :func:`clean_history`).
+        future: cleaned future-known covariates for the ``horizon`` periods after each
+            series' end; rows past the horizon are ignored.
+        fill_gaps: place series with missing periods on the grid and mask the gaps
+            instead of raising.
+    """
+    ids_col = frame[columns.id]
+    codes, uniques = pd.factorize(ids_col, sort=False)
+    n_series = len(uniques)
+    times = frame[columns.time]
+    grid = build_grid(times.min(), times.max(), offset, before=pad, after=horizon)
+    pos = _positions(times, grid, ids_col, offset, "df")
+    start = np.full(n_series, np.iinfo(np.int64).max)
+    end = np.full(n_series, -1)
+    np.minimum.at(start, codes, pos)
+    np.maximum.at(end, codes, pos)
+    length = end - start + 1
+    counts = np.bincount(codes, minlength=n_series)
+    gapped = counts < length
+    if gapped.any() and not fill_gaps:
+        raise ValueError(_gap_message(uniques, codes, pos, start, gapped, grid, columns))
+    max_len = int(length.max())
+    width = pad + max_len + horizon
+    last_col = pad + max_len - 1
+    cols = last_col - (end[codes] - pos)
+
+    y = np.full((n_series, width), np.nan)
+    y[codes, cols] = frame[columns.target].to_numpy(dtype=np.float64)
+    past = np.zeros((n_series, width, len(roles.past)), dtype=np.float32)
+    past[codes, cols] = np.nan_to_num(scale_columns(frame, roles.past, spec), nan=0.0)
+    fut = np.zeros((n_series, width, len(roles.future)), dtype=np.float32)
+    fut[codes, cols] = scale_columns(frame, roles.future, spec)
+    if future is not None and roles.future:
+        _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end, last_col, horizon)
+    per_series = frame.groupby(codes, sort=True)[list(roles.static)].first() if roles.static else pd.DataFrame(index=range(n_series))
+    return Panel(
+        ids=np.asarray(uniques),
+        grid=grid,
+        end=end,
+        length=length,
+        pad=pad,
+        horizon=horizon,
+        y=y,
+        past=past,
+        future=fut,
+        calendar=calendar_features(grid, offset),
+        static=encode_statics(per_series, roles.static, spec),
+        past_names=roles.past,
+        future_names=roles.future,
+    )
+
+
+def _gap_message(uniques, codes, pos, start, gapped, grid, columns: Columns) -> str:
+    first = int(np.flatnonzero(gapped)[0])
+    seen = np.sort(pos[codes == first])
+    expected = np.arange(start[first], start[first] + len(seen) + 1)
+    missing = int(expected[np.flatnonzero(expected[: len(seen)] != seen)[0]]) if (expected[: len(seen)] != seen).any() else int(seen[-1] + 1)
+    names = reprlib.repr(list(uniques[gapped]))
+    return (
+        f"Series {names} have gaps in `{columns.time}`; the first missing timestamp is {grid[missing]} "
+        f"in series {uniques[first]!r}. Fill them (NaN targets are allowed) or pass fill_gaps=True."
+    )
+
+
+def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end, last_col, horizon) -> None:
+    future = future.loc[future[columns.time] <= grid[-1]]
+    index = pd.Index(uniques)
+    codes = index.get_indexer(future[columns.id])
+    unknown = codes < 0
+    if unknown.any():
+        raise ValueError(
+            f"`future_df` has series {reprlib.repr(sorted(set(future[columns.id][unknown].tolist()), key=str))} "
+            "that are not in the history."
+        )
+    pos = _positions(future[columns.time], grid, future[columns.id], offset, "future_df")
+    step = pos - end[codes]
+    early = step <= 0
+    if early.any():
+        row = int(np.flatnonzero(early)[0])
+        raise LeakageError(
+            f"`future_df` has timestamp {future[columns.time].iloc[row]} for series {uniques[codes[row]]!r}, "
+            "at or before the end of its history; it must hold only the horizon after the history."
+        )
+    keep = step <= horizon
+    covered = np.zeros((len(uniques), horizon), dtype=bool)
+    covered[codes[keep], step[keep] - 1] = True
+    if not covered.all():
+        series, missing_step = np.argwhere(~covered)[0]
+        when = grid[end[series] + missing_step + 1]
+        raise ValueError(
+            f"`future_df` lacks the future covariates of series {uniques[series]!r} at {when} "
+            f"(step {missing_step + 1} of {horizon}); it must cover every horizon step."
+        )
+    values = scale_columns(future.loc[keep], roles.future, spec)
+    fut[codes[keep], last_col + step[keep]] = values
+
+
+def future_timestamps(panel: Panel) -> np.ndarray:
+    """(N, H) timestamps of the horizon after each series' end."""
+    series = np.arange(len(panel.ids))[:, None]
+    cols = panel.last_col + np.arange(1, panel.horizon + 1)[None, :]
+    return panel.timestamps(series, cols)

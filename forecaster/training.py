@@ -1,0 +1,158 @@
+"""The fit loop: a function of a network, a batch source and a config; it knows no column names."""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from .windows import Batch
+
+
+class TrainingDivergedError(RuntimeError):
+    """The training loss became NaN or infinite."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    max_steps: int
+    batch_size: int
+    learning_rate: float
+    quantiles: tuple[float, ...]
+    early_stopping: bool = True
+    eval_every: int = 50
+    patience: int = 6
+    gradient_clip: float = 1.0
+    progress: bool = True
+    device: str = "cpu"
+
+
+@dataclass
+class TrainResult:
+    """Best weights found and the loss history."""
+
+    state_dict: dict
+    best_step: int
+    train_loss: list[float] = field(default_factory=list)
+    val_loss: list[tuple[int, float]] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def to_tensors(batch: Batch, device: str) -> dict[str, torch.Tensor]:
+    """Network inputs of a batch as tensors on ``device``."""
+    return {
+        "past_target": torch.from_numpy(batch.past_target).to(device),
+        "past_observed": torch.from_numpy(batch.past_observed).to(device),
+        "past_padded": torch.from_numpy(batch.past_padded).to(device),
+        "past_covariates": torch.from_numpy(batch.past_covariates).to(device),
+        "future_known": torch.from_numpy(batch.future_known).to(device),
+        "static": torch.from_numpy(batch.static).to(device),
+    }
+
+
+def pinball_loss(prediction: torch.Tensor, target: torch.Tensor, observed: torch.Tensor, quantiles: torch.Tensor) -> torch.Tensor:
+    """Mean pinball loss over quantiles (B, H, Q), counting only observed targets."""
+    error = target[..., None] - prediction
+    loss = torch.maximum(quantiles * error, (quantiles - 1.0) * error).mean(-1)
+    mask = observed.float()
+    return (loss * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def evaluate(network: torch.nn.Module, batch: Batch, quantiles: torch.Tensor, device: str, chunk: int = 4096) -> float:
+    """Validation pinball loss, in chunks, without gradients."""
+    network.eval()
+    total, weight = 0.0, 0.0
+    with torch.inference_mode():
+        for start in range(0, len(batch.loc), chunk):
+            part = _slice(batch, slice(start, start + chunk))
+            prediction, _ = network(**to_tensors(part, device))
+            target = torch.from_numpy(part.target).to(device)
+            observed = torch.from_numpy(part.target_observed).to(device)
+            n = float(observed.sum())
+            total += float(pinball_loss(prediction, target, observed, quantiles)) * n
+            weight += n
+    network.train()
+    return total / max(weight, 1.0)
+
+
+def _slice(batch: Batch, index: slice) -> Batch:
+    return Batch(**{k: (None if v is None else v[index]) for k, v in batch.__dict__.items()})
+
+
+def train(
+    network: torch.nn.Module,
+    sample_batch: Callable[[np.random.Generator], Batch],
+    validation: Batch | None,
+    config: TrainConfig,
+    seed: int,
+) -> TrainResult:
+    """Fit ``network`` with Adam, gradient clipping and (optionally) early stopping.
+
+    Args:
+        sample_batch: draws one training batch with the given generator.
+        validation: held-out windows (the last horizon of each series) for early stopping.
+
+    Returns:
+        The best weights (lowest validation loss, or the last when there is no validation).
+
+    Raises:
+        TrainingDivergedError: the loss became NaN or infinite.
+        KeyboardInterrupt: interrupted before any weights were worth keeping.
+    """
+    rng = np.random.default_rng(seed)
+    device = config.device
+    quantiles = torch.tensor(config.quantiles, dtype=torch.float32, device=device)
+    optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: 0.5 * (1.0 + math.cos(math.pi * min(step, config.max_steps) / config.max_steps)) * 0.95 + 0.05
+    )
+    use_validation = config.early_stopping and validation is not None
+    result = TrainResult(state_dict=copy.deepcopy(network.state_dict()), best_step=0)
+    best, stale = math.inf, 0
+    network.train()
+    bar = tqdm(range(1, config.max_steps + 1), disable=not config.progress, desc="training", leave=False)
+    try:
+        for step in bar:
+            batch = sample_batch(rng)
+            prediction, _ = network(**to_tensors(batch, device))
+            target = torch.from_numpy(batch.target).to(device)
+            observed = torch.from_numpy(batch.target_observed).to(device)
+            loss = pinball_loss(prediction, target, observed, quantiles)
+            if not torch.isfinite(loss):
+                raise TrainingDivergedError(
+                    f"Training diverged at step {step} (loss is {float(loss)}); try a lower `learning_rate` "
+                    "or another `scaler` (e.g. 'robust')."
+                )
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(network.parameters(), config.gradient_clip)
+            optimizer.step()
+            schedule.step()
+            result.train_loss.append(loss.item())
+            if step % config.eval_every and step != config.max_steps:
+                continue
+            current = evaluate(network, validation, quantiles, device) if use_validation else float(np.mean(result.train_loss[-config.eval_every :]))
+            if use_validation:
+                result.val_loss.append((step, current))
+            bar.set_postfix(loss=f"{result.train_loss[-1]:.4f}", val=f"{current:.4f}")
+            if current < best:
+                best, stale = current, 0
+                result.state_dict, result.best_step = copy.deepcopy(network.state_dict()), step
+            elif use_validation:
+                stale += 1
+                if stale >= config.patience:
+                    break
+    except KeyboardInterrupt:
+        if result.best_step == 0:
+            raise
+        warnings.warn(f"Training interrupted; keeping the best weights so far (step {result.best_step}).", stacklevel=2)
+        result.interrupted = True
+    finally:
+        bar.close()
+    return result

@@ -1,0 +1,165 @@
+"""Checks on user DataFrames, with errors that name the column, series or timestamp at fault.
+
+Every function here works on a copy: the caller's DataFrame is never modified.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .roles import CovariateRoles, LeakageError
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Names of the id, time and target columns."""
+
+    id: str = "unique_id"
+    time: str = "ds"
+    target: str = "y"
+
+
+def _require_frame(df: object, argument: str) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"`{argument}` must be a pandas DataFrame; got {type(df).__name__}.")
+    if df.empty:
+        raise ValueError(f"`{argument}` is empty.")
+    return df
+
+
+def _require_columns(df: pd.DataFrame, needed: list[str], argument: str) -> None:
+    missing = [name for name in needed if name not in df.columns]
+    if missing:
+        raise ValueError(
+            f"`{argument}` is missing column(s) {', '.join(f'`{m}`' for m in missing)}; "
+            f"it has {reprlib.repr(list(df.columns))}."
+        )
+
+
+def _first_row(df: pd.DataFrame, mask: np.ndarray, columns: Columns) -> str:
+    row = df.loc[mask].iloc[0]
+    return f"series {row[columns.id]!r} at {row[columns.time]}"
+
+
+def _to_naive_times(values: pd.Series, column: str) -> tuple[pd.Series, str | None]:
+    """Timestamps as tz-naive UTC (when tz-aware) plus the original time zone."""
+    if not pd.api.types.is_datetime64_any_dtype(values):
+        if pd.api.types.is_numeric_dtype(values) or values.dtype == bool:
+            raise TypeError(
+                f"Column `{column}` must hold timestamps (datetime64); found {values.dtype}. "
+                "Convert it with pd.to_datetime."
+            )
+        try:
+            values = pd.to_datetime(values)
+        except (ValueError, TypeError) as error:
+            raise TypeError(
+                f"Column `{column}` could not be parsed as timestamps ({error}); convert it with pd.to_datetime."
+            ) from error
+    if values.isna().any():
+        raise ValueError(f"Column `{column}` holds missing timestamps (NaT) at {int(values.isna().sum())} row(s).")
+    tz = getattr(values.dt, "tz", None)
+    if tz is not None:
+        values = values.dt.tz_convert("UTC").dt.tz_localize(None)
+    return values.astype("datetime64[ns]"), (str(tz) if tz is not None else None)
+
+
+def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: bool) -> pd.Series:
+    values = df[name]
+    if values.dtype == bool or pd.api.types.is_bool_dtype(values):
+        if not allow_bool:
+            raise TypeError(f"Column `{name}` is boolean; the target must be numeric (int or float).")
+        return values.astype(np.float64)
+    if not pd.api.types.is_numeric_dtype(values):
+        raise TypeError(f"Column `{name}` must be numeric; found dtype {values.dtype}.")
+    values = values.astype(np.float64)
+    infinite = np.isinf(values.to_numpy())
+    if infinite.any():
+        raise ValueError(f"Column `{name}` holds inf at {_first_row(df, infinite, columns)}; replace it with a finite value or NaN.")
+    return values
+
+
+def _check_duplicates(df: pd.DataFrame, columns: Columns, argument: str) -> None:
+    duplicated = df.duplicated([columns.id, columns.time], keep=False).to_numpy()
+    if duplicated.any():
+        raise ValueError(
+            f"`{argument}` has duplicate ({columns.id}, {columns.time}) rows, first at "
+            f"{_first_row(df, duplicated, columns)} ({int(duplicated.sum())} rows involved)."
+        )
+
+
+def clean_history(df: pd.DataFrame, columns: Columns, roles: CovariateRoles, argument: str = "df") -> tuple[pd.DataFrame, str | None]:
+    """Validate a history frame and return a sorted, typed copy and its time zone.
+
+    Missing targets are kept as NaN (they are masked later, never imputed into the loss).
+    Future-known covariates must be complete; past covariates may be NaN (filled with
+    the training mean after scaling).
+    """
+    _require_frame(df, argument)
+    needed = [columns.id, columns.time, columns.target, *roles.all]
+    _require_columns(df, needed, argument)
+    frame = df.loc[:, needed].copy()
+    if frame[columns.id].isna().any():
+        raise ValueError(f"Column `{columns.id}` holds missing ids.")
+    frame[columns.time], tz = _to_naive_times(frame[columns.time], columns.time)
+    frame[columns.target] = _numeric_column(frame, columns.target, columns, allow_bool=False)
+    for name in roles.future + roles.past:
+        frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
+    for name in roles.future:
+        missing = frame[name].isna().to_numpy()
+        if missing.any():
+            raise ValueError(
+                f"Future-known covariate `{name}` is missing at {_first_row(frame, missing, columns)}; "
+                "future-known covariates must be complete."
+            )
+    _check_statics(frame, columns, roles)
+    _check_duplicates(frame, columns, argument)
+    frame = frame.sort_values([columns.id, columns.time], kind="stable").reset_index(drop=True)
+    all_missing = frame.groupby(columns.id, sort=False)[columns.target].apply(lambda s: s.notna().any())
+    if not all_missing.all():
+        empty = list(all_missing.index[~all_missing.to_numpy()])
+        raise ValueError(f"Series {reprlib.repr(empty)} have no observed value of `{columns.target}`.")
+    return frame, tz
+
+
+def _check_statics(frame: pd.DataFrame, columns: Columns, roles: CovariateRoles) -> None:
+    for name in roles.static:
+        if frame[name].isna().any():
+            raise ValueError(f"Static covariate `{name}` is missing at {_first_row(frame, frame[name].isna().to_numpy(), columns)}.")
+        varies = frame.groupby(columns.id, sort=False)[name].nunique() > 1
+        if varies.any():
+            raise ValueError(
+                f"Static covariate `{name}` varies within series {reprlib.repr(list(varies.index[varies]))}; "
+                "a static covariate must be constant per series."
+            )
+        if pd.api.types.is_numeric_dtype(frame[name]) and np.isinf(frame[name].to_numpy(dtype=float)).any():
+            raise ValueError(f"Static covariate `{name}` holds inf.")
+
+
+def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRoles) -> pd.DataFrame:
+    """Validate a frame of future-known covariates for the horizon.
+
+    Raises:
+        LeakageError: it carries the target or a past-only covariate.
+    """
+    _require_frame(future_df, "future_df")
+    leaked = [name for name in (columns.target, *roles.past) if name in future_df.columns]
+    if leaked:
+        raise LeakageError(
+            f"`future_df` carries {', '.join(f'`{c}`' for c in leaked)}, which is not known in advance; "
+            "pass only the id, time and future-known covariate columns."
+        )
+    needed = [columns.id, columns.time, *roles.future]
+    _require_columns(future_df, needed, "future_df")
+    frame = future_df.loc[:, needed].copy()
+    frame[columns.time], _ = _to_naive_times(frame[columns.time], columns.time)
+    for name in roles.future:
+        frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
+        missing = frame[name].isna().to_numpy()
+        if missing.any():
+            raise ValueError(f"`future_df` column `{name}` is missing at {_first_row(frame, missing, columns)}.")
+    _check_duplicates(frame, columns, "future_df")
+    return frame.sort_values([columns.id, columns.time], kind="stable").reset_index(drop=True)
