@@ -45,12 +45,8 @@ class Seq2SeqNetwork(nn.Module):
         super().__init__()
         self.config = config
         d = config.hidden_size
-        rnn = {"gru": nn.GRU, "lstm": nn.LSTM}[config.cell]
         self.input_proj = nn.Linear(2 + config.past_features + config.static_features, d)
-        self.encoder = rnn(
-            d, d, num_layers=config.num_layers, batch_first=True, bidirectional=True,
-            dropout=config.dropout if config.num_layers > 1 else 0.0,
-        )
+        self.encoder = BidirectionalEncoder(d, config.num_layers, config.cell, config.dropout)
         self.state_proj = nn.Linear(2 * d, d)
         self.value = nn.Linear(d, d)
         self.summary = nn.Linear(2 * d, d)
@@ -76,10 +72,11 @@ class Seq2SeqNetwork(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return quantiles of the scaled target (B, H, Q) and attention weights (B, H, T)."""
         batch, steps = past_target.shape
+        past_target = past_target.masked_fill(past_padded, 0.0)
         horizon = self.config.horizon
         static_t = static[:, None, :].expand(batch, steps, static.shape[1])
         inputs = torch.cat([past_target[..., None], past_observed[..., None], past_covariates, static_t], dim=-1)
-        states, _ = self.encoder(self.dropout(F.gelu(self.input_proj(inputs))))
+        states = self.encoder(self.dropout(F.gelu(self.input_proj(inputs))), past_padded)  # (B, T, 2d)
         valid = (~past_padded).float()[..., None]
         summary = self.summary((states * valid).sum(1) / valid.sum(1).clamp(min=1.0))  # (B, d)
         memory = self.state_proj(states)  # (B, T, d)
@@ -98,6 +95,43 @@ class Seq2SeqNetwork(nn.Module):
         raw = self.head(self.dropout(torch.cat([context, queries], dim=-1)))  # (B, H, Q)
         level = raw[..., :1] + self.skip(past_target)[..., None]
         return _monotone(level, raw[..., 1:], self.config.median_index), weights
+
+
+class BidirectionalEncoder(nn.Module):
+    """Bidirectional GRU/LSTM over left-padded sequences that padding cannot reach.
+
+    Each direction is its own unidirectional RNN arranged so it meets the padding
+    only *after* the real steps: the forward RNN reads the sequence shifted to the
+    left (padding moved to the end), the backward RNN reads it time-reversed (the
+    padding prefix becomes a suffix). So adding padding never changes a state, and
+    both run as plain dense RNNs (packed sequences are several times slower on CPU).
+    """
+
+    def __init__(self, size: int, num_layers: int, cell: str, dropout: float):
+        super().__init__()
+        rnn = {"gru": nn.GRU, "lstm": nn.LSTM}[cell]
+        self.forward_layers = nn.ModuleList(rnn(size if i == 0 else 2 * size, size, batch_first=True) for i in range(num_layers))
+        self.backward_layers = nn.ModuleList(rnn(size if i == 0 else 2 * size, size, batch_first=True) for i in range(num_layers))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, inputs: torch.Tensor, padded: torch.Tensor) -> torch.Tensor:
+        """Encoder states (B, T, 2 * size); padded positions come out as zeros."""
+        batch, steps, _ = inputs.shape
+        shift = padded.sum(dim=1)[:, None]  # padding is a prefix of this length
+        positions = torch.arange(steps, device=inputs.device)[None, :]
+        to_left = (positions + shift).clamp(max=steps - 1)
+        from_left = (positions - shift).clamp(min=0)
+        valid = (~padded)[..., None].to(inputs.dtype)
+        x = inputs
+        for i, (fwd, bwd) in enumerate(zip(self.forward_layers, self.backward_layers)):
+            if i:
+                x = self.dropout(x)
+            left = torch.gather(x, 1, to_left[..., None].expand(-1, -1, x.shape[2]))
+            out_f = fwd(left)[0]
+            out_f = torch.gather(out_f, 1, from_left[..., None].expand(-1, -1, out_f.shape[2]))
+            out_b = torch.flip(bwd(torch.flip(x, dims=[1]))[0], dims=[1])
+            x = torch.cat([out_f, out_b], dim=-1) * valid
+        return x
 
 
 def _monotone(level: torch.Tensor, spreads: torch.Tensor, below: int) -> torch.Tensor:

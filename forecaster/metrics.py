@@ -1,0 +1,90 @@
+"""Accuracy metrics: numpy kernels plus a frame wrapper for backtests.
+
+MASE divides the mean absolute error over the horizon by the in-sample mean absolute
+seasonal difference of the *training* data only (Hyndman & Koehler, 2006). A zero
+scale (a flat training history) yields NaN and is counted, never turned into inf.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def seasonal_scale(history: np.ndarray, season_length: int) -> float:
+    """Mean absolute lag-``m`` difference of one training history (NaN pairs skipped).
+
+    Uses lag 1 when the history is shorter than two seasons.
+    """
+    history = np.asarray(history, dtype=np.float64)
+    lag = season_length if len(history) >= 2 * season_length else 1
+    if len(history) <= lag:
+        return float("nan")
+    diffs = np.abs(history[lag:] - history[:-lag])
+    diffs = diffs[np.isfinite(diffs)]
+    return float(diffs.mean()) if diffs.size else float("nan")
+
+
+def seasonal_scales(train: pd.DataFrame, season_length: int, id_col: str = "unique_id", target_col: str = "y") -> pd.Series:
+    """:func:`seasonal_scale` of every series of a sorted long frame, vectorised with groupby shifts."""
+    grouped = train.groupby(id_col, sort=False)[target_col]
+    seasonal = (train[target_col] - grouped.shift(season_length)).abs()
+    first = (train[target_col] - grouped.shift(1)).abs()
+    frame = pd.DataFrame({id_col: train[id_col].to_numpy(), "seasonal": seasonal.to_numpy(), "first": first.to_numpy()})
+    means = frame.groupby(id_col, sort=False)[["seasonal", "first"]].mean()
+    lengths = grouped.size()
+    return means["seasonal"].where(lengths >= 2 * season_length, means["first"]).rename("scale")
+
+
+def mase(actual: np.ndarray, forecast: np.ndarray, scale: float) -> float:
+    """Mean absolute scaled error of one horizon; NaN when ``scale`` is 0 or undefined."""
+    if not np.isfinite(scale) or scale <= 0:
+        return float("nan")
+    return float(np.nanmean(np.abs(np.asarray(actual) - np.asarray(forecast)))) / scale
+
+
+def smape(actual: np.ndarray, forecast: np.ndarray) -> float:
+    """Symmetric MAPE in percent (0..200); a period where both are 0 counts as 0."""
+    actual, forecast = np.asarray(actual, dtype=float), np.asarray(forecast, dtype=float)
+    denominator = np.abs(actual) + np.abs(forecast)
+    ratio = np.where(denominator > 0, 2.0 * np.abs(actual - forecast) / np.where(denominator > 0, denominator, 1.0), 0.0)
+    return float(100.0 * np.nanmean(ratio))
+
+
+def score_forecasts(
+    forecasts: pd.DataFrame, scales: pd.DataFrame, models: list[str], intervals: dict[str, tuple[str, str]], id_col: str = "unique_id"
+) -> pd.DataFrame:
+    """Per (series, cutoff, model) MASE, sMAPE and interval coverage, vectorised over groups.
+
+    Args:
+        forecasts: long frame with ``id_col``, ``cutoff``, ``y`` and one column per model.
+        scales: ``id_col``, ``cutoff``, ``scale`` (the fold's training MASE scale).
+        intervals: model -> (lower, upper) column names, for coverage.
+    """
+    keys = [id_col, "cutoff"]
+    rows = []
+    y = forecasts["y"].to_numpy(dtype=float)
+    for model in models:
+        f = forecasts[model].to_numpy(dtype=float)
+        denominator = np.abs(y) + np.abs(f)
+        part = pd.DataFrame({
+            id_col: forecasts[id_col].to_numpy(), "cutoff": forecasts["cutoff"].to_numpy(),
+            "abs_error": np.abs(y - f),
+            "smape": np.where(denominator > 0, 200.0 * np.abs(y - f) / np.where(denominator > 0, denominator, 1.0), 0.0),
+        })
+        part.loc[np.isnan(y), ["abs_error", "smape"]] = np.nan
+        if model in intervals:
+            lower, upper = intervals[model]
+            inside = (y >= forecasts[lower].to_numpy()) & (y <= forecasts[upper].to_numpy())
+            part["coverage"] = np.where(np.isnan(y), np.nan, inside.astype(float))
+        grouped = part.groupby(keys, sort=False).mean().reset_index()
+        grouped.insert(2, "model", model)
+        rows.append(grouped)
+    metrics = pd.concat(rows, ignore_index=True).merge(scales, on=keys, how="left")
+    zero = ~(metrics["scale"] > 0)
+    metrics["mase"] = np.where(zero, np.nan, metrics["abs_error"] / metrics["scale"].where(~zero, 1.0))
+    metrics["zero_scale"] = zero
+    columns = [id_col, "cutoff", "model", "mase", "smape", "abs_error", "scale", "zero_scale"]
+    if "coverage" in metrics:
+        columns.append("coverage")
+    return metrics[columns]

@@ -1,0 +1,88 @@
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model, future_frame
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from forecaster import Seq2SeqForecaster
+from forecaster.estimator import quantile_column
+
+
+def test_init_stores_parameters_and_clone_round_trips():
+    model = Seq2SeqForecaster(horizon=5, future_covariates=("promo",), hidden_size=8)
+    params = model.get_params()
+    assert params["horizon"] == 5 and params["future_covariates"] == ("promo",)
+    twin = clone(model)
+    assert twin.get_params() == params
+    twin.set_params(hidden_size=4)
+    assert twin.hidden_size == 4 and model.hidden_size == 8
+
+
+def test_predict_before_fit_raises():
+    with pytest.raises(NotFittedError):
+        fast_model().predict()
+
+
+def test_fit_returns_self(panel):
+    df, _ = panel
+    model = fast_model(quantiles=None)
+    assert model.fit(df) is model
+
+
+def test_predict_shape_columns_and_monotone_quantiles(fitted, panel):
+    df, _ = panel
+    forecast = fitted.predict(future_df=future_frame(df, 6))
+    assert list(forecast.columns) == ["unique_id", "ds", "y_hat", "y_hat_q10", "y_hat_q50", "y_hat_q90"]
+    assert len(forecast) == df["unique_id"].nunique() * 6
+    assert np.isfinite(forecast.drop(columns=["unique_id", "ds"]).to_numpy()).all()
+    np.testing.assert_array_equal(forecast["y_hat"], forecast["y_hat_q50"])
+    assert (forecast["y_hat_q10"] <= forecast["y_hat_q50"]).all() and (forecast["y_hat_q50"] <= forecast["y_hat_q90"]).all()
+    ends = df.groupby("unique_id")["ds"].max()
+    first = forecast.groupby("unique_id")["ds"].min()
+    assert (first == ends + pd.offsets.MonthBegin(1)).all()
+
+
+def test_quantile_column_names():
+    assert [quantile_column(q) for q in (0.1, 0.5, 0.975, 0.05)] == ["y_hat_q10", "y_hat_q50", "y_hat_q97.5", "y_hat_q5"]
+
+
+def test_point_forecast_without_quantiles(panel):
+    df, _ = panel
+    forecast = fast_model(quantiles=None).fit(df).predict()
+    assert list(forecast.columns) == ["unique_id", "ds", "y_hat"]
+
+
+def test_same_seed_same_forecasts_and_other_seed_differs(panel):
+    df, _ = panel
+    first = fast_model().fit(df).predict()
+    second = fast_model().fit(df).predict()
+    pd.testing.assert_frame_equal(first, second)
+    other = fast_model(random_state=1).fit(df).predict()
+    assert not np.allclose(first["y_hat"], other["y_hat"])
+
+
+def test_additive_and_lstm_variants_fit(panel):
+    df, _ = panel
+    for overrides in ({"attention": "additive"}, {"cell": "lstm", "num_layers": 2}):
+        forecast = fast_model(**overrides).fit(df).predict()
+        assert np.isfinite(forecast["y_hat"]).all()
+
+
+def test_predict_from_new_history_with_unseen_series(fitted, panel):
+    df, _ = panel
+    new = df[df["unique_id"] == df["unique_id"].iloc[0]].assign(unique_id="NEW")
+    forecast = fitted.predict(df=new, future_df=future_frame(new, 6))
+    assert set(forecast["unique_id"]) == {"NEW"} and len(forecast) == 6
+
+
+def test_explain_weights_sum_to_one_and_skip_padding(fitted, panel):
+    df, _ = panel
+    explanation = fitted.explain(future_df=future_frame(df, 6))
+    assert list(explanation.columns) == ["unique_id", "ds", "step", "ds_history", "lag", "weight"]
+    sums = explanation.groupby(["unique_id", "step"])["weight"].sum()
+    np.testing.assert_allclose(sums.to_numpy(), 1.0, atol=1e-5)
+    assert len(sums) == df["unique_id"].nunique() * 6
+    starts = df.groupby("unique_id")["ds"].min()
+    assert (explanation["ds_history"] >= explanation["unique_id"].map(starts)).all()
+    assert (explanation["ds_history"] < explanation["ds"]).all()

@@ -1,0 +1,67 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import future_frame
+
+from forecaster import Seq2SeqForecaster
+from forecaster.persistence import ModelFileError
+
+
+def test_loaded_model_predicts_bit_identically(fitted, panel, tmp_path):
+    df, _ = panel
+    fitted.save(tmp_path / "model")
+    loaded = Seq2SeqForecaster.load(tmp_path / "model")
+    future = future_frame(df, 6)
+    pd.testing.assert_frame_equal(fitted.predict(future_df=future), loaded.predict(future_df=future), check_exact=True)
+    pd.testing.assert_frame_equal(fitted.explain(future_df=future), loaded.explain(future_df=future), check_exact=True)
+    assert loaded.get_params() == {k: (list(v) if isinstance(v, tuple) else v) for k, v in fitted.get_params().items()}
+
+
+def test_missing_tampered_truncated_and_incompatible_files_are_refused(fitted, tmp_path):
+    folder = tmp_path / "model"
+    fitted.save(folder)
+    weights = (folder / "weights.pt").read_bytes()
+    (folder / "weights.pt").write_bytes(weights[: len(weights) // 2])
+    with pytest.raises(ModelFileError, match="checksum"):
+        Seq2SeqForecaster.load(folder)
+    (folder / "weights.pt").write_bytes(weights)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "format_version": 99}))
+    with pytest.raises(ModelFileError, match="format version 99"):
+        Seq2SeqForecaster.load(folder)
+    (folder / "config.json").unlink()
+    with pytest.raises(ModelFileError, match="config.json"):
+        Seq2SeqForecaster.load(folder)
+
+
+class _Payload:
+    def __reduce__(self):
+        return (open, ("/tmp/forecaster-pickle-was-executed", "w"))
+
+
+def test_pickle_payload_in_weights_is_not_executed(fitted, tmp_path):
+    marker = __import__("pathlib").Path("/tmp/forecaster-pickle-was-executed")
+    marker.unlink(missing_ok=True)
+    folder = tmp_path / "model"
+    fitted.save(folder)
+    with open(folder / "weights.pt", "wb") as handle:
+        torch.save({"weights": _Payload()}, handle)
+    # Even with a matching checksum (an attacker can rewrite config.json), the payload is refused.
+    config = json.loads((folder / "config.json").read_text())
+    import hashlib
+
+    config["sha256"]["weights.pt"] = hashlib.sha256((folder / "weights.pt").read_bytes()).hexdigest()
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelFileError):
+        Seq2SeqForecaster.load(folder)
+    assert not marker.exists()
+
+
+def test_history_file_is_read_without_pickle(fitted, tmp_path):
+    folder = tmp_path / "model"
+    fitted.save(folder)
+    with np.load(folder / "history.npz", allow_pickle=False) as arrays:
+        assert all(arrays[k].dtype != object for k in arrays.files)
