@@ -1,0 +1,113 @@
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model
+
+from forecaster import LeakageError, backtest
+from forecaster.backtest import fold_data, guard_fold
+from forecaster.datasets import make_panel
+from forecaster.frequency import normalise_freq
+from forecaster.roles import CovariateRoles
+from forecaster.splits import rolling_origins
+from forecaster.validation import Columns
+
+
+@pytest.fixture(scope="module")
+def data():
+    df, _ = make_panel(n_series=6, length=40, seed=2, short_share=0.0, missing_share=0.0)
+    return df
+
+
+@pytest.fixture(scope="module")
+def result(data):
+    model = fast_model(future_covariates=["promo"], past_covariates=["traffic"])
+    return backtest(model, data, n_windows=2, progress=False)
+
+
+def test_cutoffs_are_spaced_and_end_one_horizon_before_the_series_end():
+    ends = pd.Series(pd.to_datetime(["2003-12-01", "2003-10-01"]), index=["a", "b"])
+    starts = pd.Series(pd.to_datetime(["2000-01-01", "2003-01-01"]), index=["a", "b"])
+    folds = rolling_origins(ends, starts, normalise_freq("MS"), 6, 3, 2, 7)
+    assert [str(f.cutoffs["a"].date()) for f in folds] == ["2003-02-01", "2003-04-01", "2003-06-01"]
+    assert all("b" not in f.cutoffs for f in folds) and all("b" in f.skipped for f in folds)
+    assert folds[-1].horizon_ends["a"] == ends["a"]
+
+
+def test_result_frames_and_summary(result, data):
+    f = result.forecasts
+    assert {"unique_id", "cutoff", "ds", "y", "seq2seq", "seq2seq_q10", "seq2seq_q90", "seasonal_naive", "auto_ets"} <= set(f.columns)
+    assert f["cutoff"].nunique() == 2 and len(f) == 2 * 6 * 6
+    assert (f["ds"] > f["cutoff"]).all()
+    assert np.isfinite(f[["seq2seq", "seasonal_naive", "auto_ets"]].to_numpy()).all()
+    assert set(result.metrics["model"]) == {"seq2seq", "seasonal_naive", "auto_ets"}
+    summary = result.summary()
+    assert {"mean_mase", "median_mase", "rel_mase_vs_auto_ets", "win_rate", "coverage", "fit_seconds"} <= set(summary.columns)
+    assert summary.loc["auto_ets", "rel_mase_vs_auto_ets"] == pytest.approx(1.0)
+
+
+def test_seasonal_naive_matches_a_hand_computed_forecast(result, data):
+    f = result.forecasts
+    row = f.iloc[0]
+    history = data[(data["unique_id"] == row["unique_id"]) & (data["ds"] <= row["cutoff"])]
+    expected = history["y"].to_numpy()[-12]
+    assert row["seasonal_naive"] == pytest.approx(expected)
+
+
+def test_rewriting_targets_after_each_cutoff_leaves_every_fold_unchanged(data):
+    model = fast_model(future_covariates=["promo"], past_covariates=["traffic"])
+    base = backtest(model, data, n_windows=2, progress=False)
+    cols = ["seq2seq", "seq2seq_q10", "seq2seq_q90", "seasonal_naive", "auto_ets"]
+    for cutoff in base.forecasts["cutoff"].unique():
+        changed = data.copy()
+        later = changed["ds"] > cutoff
+        changed.loc[later, "y"] = changed.loc[later, "y"] * -3 + 1000
+        changed.loc[later, "traffic"] = 99.0
+        moved = backtest(model, changed, n_windows=2, progress=False)
+        fold = base.forecasts["cutoff"] == cutoff
+        assert fold.sum() == 36
+        pd.testing.assert_frame_equal(base.forecasts.loc[fold, cols], moved.forecasts.loc[fold, cols])
+
+
+def test_future_covariate_inside_the_horizon_changes_that_folds_forecast(data):
+    model = fast_model(future_covariates=["promo"])
+    base = backtest(model, data, n_windows=1, baselines=(), progress=False)
+    cutoff = base.forecasts["cutoff"].iloc[0]
+    changed = data.copy()
+    inside = changed["ds"] > cutoff
+    changed.loc[inside, "promo"] = 1.0 - changed.loc[inside, "promo"]
+    moved = backtest(model, changed, n_windows=1, baselines=(), progress=False)
+    assert not np.allclose(base.forecasts["seq2seq"], moved.forecasts["seq2seq"])
+
+
+def test_model_fitted_past_the_first_cutoff_is_refused(data):
+    model = fast_model().fit(data)
+    with pytest.raises(LeakageError, match="past the first cutoff"):
+        backtest(model, data, n_windows=2, progress=False)
+
+
+def test_guard_refuses_late_training_rows(data):
+    roles = CovariateRoles(future=("promo",))
+    grouped = data.groupby("unique_id")["ds"]
+    fold = rolling_origins(grouped.max(), grouped.min(), normalise_freq("MS"), 6, 1, 6, 7)[0]
+    train, future = fold_data(data, fold, Columns(), roles)
+    guard_fold(train, future, fold, Columns(), roles)
+    with pytest.raises(LeakageError, match="after its cutoff"):
+        guard_fold(data, future, fold, Columns(), roles)
+    with pytest.raises(LeakageError, match="carries"):
+        guard_fold(train, future.assign(y=1.0), fold, Columns(), roles)
+
+
+def test_refit_false_scores_all_origins_with_one_fit(data):
+    model = fast_model()
+    result = backtest(model, data, n_windows=3, refit=False, window="sliding", baselines=("seasonal_naive",), progress=False)
+    assert result.forecasts["cutoff"].nunique() == 3
+    assert np.isfinite(result.forecasts["seq2seq"]).all()
+
+
+def test_short_series_are_skipped_with_a_reason():
+    df, _ = make_panel(n_series=4, length=40, seed=3, short_share=0.0, missing_share=0.0)
+    short = df[df["unique_id"] == "S000"].tail(8)
+    df = pd.concat([df[df["unique_id"] != "S000"], short])
+    result = backtest(fast_model(), df, n_windows=2, baselines=("seasonal_naive",), progress=False)
+    assert "S000" in set(result.skipped["unique_id"]) and "S000" not in set(result.forecasts["unique_id"])
+    assert result.skipped["reason"].str.contains("periods up to cutoff").all()

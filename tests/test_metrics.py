@@ -1,0 +1,53 @@
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from utilsforecast.losses import mase as uf_mase
+
+from forecaster.metrics import mase, score_forecasts, seasonal_scale, seasonal_scales, smape
+
+
+def _reference_scale(y, m):
+    lag = m if len(y) >= 2 * m else 1
+    return np.mean([abs(y[t] - y[t - lag]) for t in range(lag, len(y))])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=3, max_size=60), st.integers(1, 12))
+def test_seasonal_scale_matches_a_plain_loop(values, m):
+    y = np.array(values)
+    assert np.isclose(seasonal_scale(y, m), _reference_scale(y, m), rtol=1e-9, atol=1e-9)
+
+
+def test_vectorised_scales_match_per_series_kernel():
+    rng = np.random.default_rng(0)
+    frames = [pd.DataFrame({"unique_id": uid, "y": rng.normal(size=n)}) for uid, n in (("a", 30), ("b", 10), ("c", 25))]
+    train = pd.concat(frames, ignore_index=True)
+    scales = seasonal_scales(train, 12)
+    for uid, frame in train.groupby("unique_id"):
+        assert np.isclose(scales[uid], seasonal_scale(frame["y"].to_numpy(), 12))
+
+
+def test_mase_agrees_with_utilsforecast():
+    rng = np.random.default_rng(1)
+    ds = pd.date_range("2000-01-01", periods=40, freq="MS")
+    train = pd.concat([pd.DataFrame({"unique_id": u, "ds": ds[:34], "y": rng.normal(10, 3, 34)}) for u in "abc"], ignore_index=True)
+    test = pd.concat([pd.DataFrame({"unique_id": u, "ds": ds[34:], "y": rng.normal(10, 3, 6), "model": rng.normal(10, 3, 6)}) for u in "abc"], ignore_index=True)
+    expected = uf_mase(test, ["model"], 12, train).set_index("unique_id")["model"]
+    scales = seasonal_scales(train, 12).reset_index().assign(cutoff=ds[33])
+    ours = score_forecasts(test.assign(cutoff=ds[33]), scales, ["model"], {}).set_index("unique_id")["mase"]
+    pd.testing.assert_series_equal(ours.sort_index(), expected.sort_index(), check_names=False)
+
+
+def test_perfect_forecast_scores_zero_and_zero_scale_is_reported_not_inf():
+    y = np.arange(30.0)
+    assert mase(y[24:], y[24:], seasonal_scale(y[:24], 12)) == 0.0
+    assert np.isnan(mase(np.ones(6), np.zeros(6), seasonal_scale(np.ones(24), 12)))
+    forecasts = pd.DataFrame({"unique_id": "flat", "cutoff": 0, "y": np.ones(3), "m": np.ones(3)})
+    scores = score_forecasts(forecasts, pd.DataFrame({"unique_id": ["flat"], "cutoff": [0], "scale": [0.0]}), ["m"], {})
+    assert scores["zero_scale"].all() and scores["mase"].isna().all()
+
+
+def test_smape_bounds():
+    assert smape(np.array([1.0, 0.0]), np.array([1.0, 0.0])) == 0.0
+    assert smape(np.array([1.0]), np.array([-1.0])) == 200.0
