@@ -335,15 +335,18 @@ class Seq2SeqForecaster(BaseEstimator):
             out[quantile_column(float(q))] = values[:, :, self.quantiles_.index(float(q))].ravel()
         return out
 
-    def explain(self, df: pd.DataFrame | None = None, future_df: pd.DataFrame | None = None) -> pd.DataFrame:
+    def explain(
+        self, df: pd.DataFrame | None = None, future_df: pd.DataFrame | None = None, include_padding: bool = False
+    ) -> pd.DataFrame:
         """Attention weights of each horizon step over the history, in long format.
 
         Returns columns ``unique_id``, ``ds`` (target time), ``step`` (1..horizon),
         ``ds_history`` (attended time), ``lag`` (periods from the attended time to the
         origin; 0 is the origin) and ``weight``. Padded positions (before a series
-        starts) get exactly zero weight and are omitted; the weights of each
-        (series, step) sum to one. They show where the model looked (routing), not
-        what caused the forecast.
+        starts) get exactly zero weight and are omitted, or kept and flagged in a
+        ``padded`` column with ``include_padding=True`` (their ``ds_history`` is the
+        calendar period they would have had). The weights of each (series, step) sum
+        to one. They show where the model looked (routing), not what caused the forecast.
         """
         panel, tz = self._panel_for(df, future_df)
         _, weights = self._forward(panel)
@@ -355,7 +358,9 @@ class Seq2SeqForecaster(BaseEstimator):
         inside = hist_cols[None, :] >= panel.first_col[:, None]  # (N, T)
         s_idx, h_idx, t_idx = np.meshgrid(series, np.arange(h), np.arange(t), indexing="ij")
         keep = np.broadcast_to(inside[:, None, :], weights.shape)
-        return pd.DataFrame({
+        if include_padding:
+            keep = np.ones(weights.shape, dtype=bool)
+        out = pd.DataFrame({
             self.id_col: panel.ids[s_idx[keep]],
             self.time_col: self._localise(target_times[s_idx[keep], h_idx[keep]], tz),
             "step": h_idx[keep] + 1,
@@ -363,6 +368,9 @@ class Seq2SeqForecaster(BaseEstimator):
             "lag": (t - 1 - t_idx[keep]),
             "weight": weights[keep].astype(np.float64),
         })
+        if include_padding:
+            out["padded"] = ~np.broadcast_to(inside[:, None, :], weights.shape)[keep]
+        return out
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:

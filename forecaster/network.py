@@ -27,6 +27,7 @@ class NetworkConfig:
     dropout: float = 0.1
     cell: str = "gru"
     attention: str = "dot"
+    skip: bool = False  # add a linear map from the scaled history to the horizon
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -37,8 +38,10 @@ class Seq2SeqNetwork(nn.Module):
 
     All horizon steps are decoded in one pass: step ``h`` forms its own query from a
     step embedding, its future-known covariates, the static features and a summary of
-    the encoder, and attends over every encoder state. A linear skip from the scaled
-    history to the horizon gives the network a strong, cheap starting point.
+    the encoder, and attends over every encoder state. Scores get a learned bias per
+    distance between the target period and the attended period, and each value
+    carries the scaled observation at its position, so "look one season back from the
+    target" is easy to learn and shows up in the attention maps.
     """
 
     def __init__(self, config: NetworkConfig):
@@ -48,7 +51,10 @@ class Seq2SeqNetwork(nn.Module):
         self.input_proj = nn.Linear(2 + config.past_features + config.static_features, d)
         self.encoder = BidirectionalEncoder(d, config.num_layers, config.cell, config.dropout)
         self.state_proj = nn.Linear(2 * d, d)
-        self.value = nn.Linear(d, d)
+        self.value = nn.Linear(d + 2, d)  # encoder state + the scaled value and its observed flag
+        # Learned bias per distance between target period and attended period, so a step
+        # can look "one season back from its own target" directly (as T5's relative bias).
+        self.distance_bias = nn.Parameter(torch.zeros(config.input_size + config.horizon))
         self.summary = nn.Linear(2 * d, d)
         self.step_embedding = nn.Embedding(config.horizon, d)
         self.query = nn.Sequential(
@@ -57,9 +63,13 @@ class Seq2SeqNetwork(nn.Module):
         self.attention = make_attention(config.attention, d)
         self.dropout = nn.Dropout(config.dropout)
         self.head = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, config.n_outputs))
-        self.skip = nn.Linear(config.input_size, config.horizon)
-        nn.init.zeros_(self.skip.weight)
-        nn.init.zeros_(self.skip.bias)
+        self.skip = nn.Linear(config.input_size, config.horizon) if config.skip else None
+        if self.skip is not None:
+            nn.init.zeros_(self.skip.weight)
+            nn.init.zeros_(self.skip.bias)
+        lag = torch.arange(config.input_size - 1, -1, -1)  # lag of each history position from the origin
+        step = torch.arange(1, config.horizon + 1)
+        self.register_buffer("distance", (step[:, None] + lag[None, :]) - 1, persistent=False)  # (H, T)
 
     def forward(
         self,
@@ -81,7 +91,7 @@ class Seq2SeqNetwork(nn.Module):
         summary = self.summary((states * valid).sum(1) / valid.sum(1).clamp(min=1.0))  # (B, d)
         memory = self.state_proj(states)  # (B, T, d)
         keys = self.attention.project_keys(memory)  # once per source, shared by all steps
-        values = self.value(memory)
+        values = self.value(torch.cat([memory, past_target[..., None], past_observed[..., None]], dim=-1))
 
         steps_emb = self.step_embedding.weight[None].expand(batch, horizon, -1)
         query_in = torch.cat(
@@ -90,10 +100,13 @@ class Seq2SeqNetwork(nn.Module):
             dim=-1,
         )
         queries = self.query(query_in)  # (B, H, d)
-        weights = masked_softmax(self.attention.scores(queries, keys), past_padded)  # (B, H, T)
+        scores = self.attention.scores(queries, keys) + self.distance_bias[self.distance][None]
+        weights = masked_softmax(scores, past_padded)  # (B, H, T)
         context = torch.matmul(weights, values)  # (B, H, d)
         raw = self.head(self.dropout(torch.cat([context, queries], dim=-1)))  # (B, H, Q)
-        level = raw[..., :1] + self.skip(past_target)[..., None]
+        level = raw[..., :1]
+        if self.skip is not None:
+            level = level + self.skip(past_target)[..., None]
         return _monotone(level, raw[..., 1:], self.config.median_index), weights
 
 

@@ -1,0 +1,264 @@
+"""Forecast and attention plots (matplotlib; every function returns the Figure and never shows it).
+
+Attention weights show where each horizon step *looked* in the history: a diagnostic
+of routing inside the network, not a causal attribution of the forecast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use(matplotlib.get_backend() if matplotlib.get_backend().lower() != "macosx" else "Agg")
+import matplotlib.dates as mdates  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+CAUTION = "Attention shows where the model looked (routing), not why it forecast what it did."
+
+
+def _point_and_band(forecasts: pd.DataFrame, model: str | None) -> tuple[str, str | None, str | None]:
+    point = model or ("y_hat" if "y_hat" in forecasts.columns else "seq2seq")
+    quantile_cols = sorted(
+        (c for c in forecasts.columns if c.startswith(f"{point}_q")), key=lambda c: float(c.rsplit("_q", 1)[1])
+    )
+    if len(quantile_cols) >= 2:
+        return point, quantile_cols[0], quantile_cols[-1]
+    if f"{point}_lo" in forecasts.columns:
+        return point, f"{point}_lo", f"{point}_hi"
+    return point, None, None
+
+
+def _draw_forecast(ax, history: pd.DataFrame, forecast: pd.DataFrame, actual: pd.DataFrame | None, point, lo, hi, id_col, time_col, target_col) -> None:
+    ax.plot(history[time_col], history[target_col], color="0.2", lw=1.2, label="history")
+    if actual is not None and len(actual):
+        ax.plot(actual[time_col], actual[target_col], color="0.2", lw=1.2, ls="--", label="actual")
+    ax.plot(forecast[time_col], forecast[point], color="C0", lw=1.6, label="forecast")
+    if lo is not None:
+        low, high = forecast[lo].to_numpy(), forecast[hi].to_numpy()
+        label = f"{lo.rsplit('_', 1)[-1]}-{hi.rsplit('_', 1)[-1]} interval"
+        ax.fill_between(forecast[time_col], low, high, color="C0", alpha=0.2, label=label)
+
+
+def plot_forecast(
+    forecasts: pd.DataFrame,
+    df: pd.DataFrame,
+    unique_ids: list | None = None,
+    model: str | None = None,
+    history: int | None = None,
+    max_series: int = 6,
+    id_col: str = "unique_id",
+    time_col: str = "ds",
+    target_col: str = "y",
+) -> Figure:
+    """History, forecast, interval and (when ``df`` holds them) actuals, one panel per series.
+
+    Args:
+        forecasts: output of ``predict`` (``y_hat`` and ``y_hat_q..``) or of a backtest
+            (then ``model`` picks the column; one cutoff per series is drawn, the last).
+        df: the history (and possibly the actuals after the forecast origin).
+        history: periods of history to show; default four horizons.
+    """
+    ids = list(unique_ids) if unique_ids is not None else list(pd.unique(forecasts[id_col]))[:max_series]
+    point, lo, hi = _point_and_band(forecasts, model)
+    fig, axes = plt.subplots(len(ids), 1, figsize=(9, 2.6 * len(ids)), squeeze=False)
+    for ax, uid in zip(axes[:, 0], ids):
+        fc = forecasts[forecasts[id_col] == uid]
+        if "cutoff" in fc.columns:
+            fc = fc[fc["cutoff"] == fc["cutoff"].max()]
+        if fc.empty:
+            raise ValueError(f"`forecasts` has no rows for series {uid!r}.")
+        series = df[df[id_col] == uid].sort_values(time_col)
+        origin = fc[time_col].min()
+        keep = history or 4 * len(fc)
+        past = series[series[time_col] < origin].tail(keep)
+        after = series[(series[time_col] >= origin) & (series[time_col] <= fc[time_col].max())]
+        _draw_forecast(ax, past, fc, after, point, lo, hi, id_col, time_col, target_col)
+        ax.set_title(str(uid), loc="left", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(loc="upper left", fontsize=8, ncol=4)
+    fig.tight_layout()
+    return fig
+
+
+def _edges(times: pd.DatetimeIndex) -> np.ndarray:
+    numbers = mdates.date2num(times.to_pydatetime()) if len(times) else np.array([])
+    if len(numbers) == 1:
+        return np.array([numbers[0] - 0.5, numbers[0] + 0.5])
+    mids = (numbers[1:] + numbers[:-1]) / 2
+    return np.concatenate([[numbers[0] - (mids[0] - numbers[0])], mids, [numbers[-1] + (numbers[-1] - mids[-1])]])
+
+
+def plot_attention(
+    model_or_explanation,
+    df: pd.DataFrame | None = None,
+    unique_id=None,
+    future_df: pd.DataFrame | None = None,
+    forecasts: pd.DataFrame | None = None,
+    id_col: str = "unique_id",
+    time_col: str = "ds",
+    target_col: str = "y",
+) -> Figure:
+    """History and forecast on top; below, on the same time axis, horizon step x history attention.
+
+    Args:
+        model_or_explanation: a fitted ``Seq2SeqForecaster`` (then ``explain`` and
+            ``predict`` are run on ``df``/``future_df``) or an ``explain`` frame
+            (best with ``include_padding=True``).
+        df: history to forecast from (for a model) or to draw (for a frame). Rows after
+            the forecast origin are drawn as actuals.
+        unique_id: which series; default the first.
+
+    Padded positions (before the series starts) are hatched grey, not drawn as zero weight.
+    """
+    explanation, forecast = model_or_explanation, forecasts
+    history_df = df
+    if hasattr(model_or_explanation, "explain"):
+        fitted = model_or_explanation
+        id_col, time_col, target_col = fitted.id_col, fitted.time_col, fitted.target_col
+        source = None
+        if df is not None:
+            cut = df if unique_id is None else df[df[id_col] == unique_id]
+            source = cut
+        explanation = fitted.explain(df=source, future_df=future_df, include_padding=True)
+        forecast = fitted.predict(df=source, future_df=future_df)
+        if df is None:
+            history_df = fitted.history_
+    if unique_id is None:
+        unique_id = explanation[id_col].iloc[0]
+    ex = explanation[explanation[id_col] == unique_id]
+    if ex.empty:
+        raise ValueError(f"No attention weights for series {unique_id!r}.")
+    history_col = f"{time_col}_history"
+    grid = ex.pivot_table(index="step", columns=history_col, values="weight", aggfunc="mean").sort_index(axis=1)
+    hist_times = pd.DatetimeIndex(grid.columns)
+    padded = ex.groupby(history_col)["padded"].first().reindex(hist_times).fillna(False).to_numpy() if "padded" in ex else np.zeros(len(hist_times), bool)
+    origin = ex[time_col].min()
+
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(10, 6.5), sharex=True, gridspec_kw={"height_ratios": [1.1, 1.4], "hspace": 0.08}
+    )
+    if history_df is not None:
+        series = history_df[history_df[id_col] == unique_id].sort_values(time_col)
+        past = series[series[time_col] < origin]
+        after = series[series[time_col] >= origin]
+        top.plot(past[time_col], past[target_col], color="0.2", lw=1.2, label="history")
+        if len(after):
+            top.plot(after[time_col], after[target_col], color="0.2", lw=1.2, ls="--", label="actual")
+    if forecast is not None:
+        fc = forecast[forecast[id_col] == unique_id]
+        point, lo, hi = _point_and_band(fc, None)
+        top.plot(fc[time_col], fc[point], color="C0", lw=1.6, label="forecast")
+        if lo is not None:
+            top.fill_between(fc[time_col], fc[lo], fc[hi], color="C0", alpha=0.2, label="interval")
+    top.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
+    top.set_title(f"{unique_id}: where each horizon step looked", loc="left", fontsize=11)
+    top.legend(loc="upper left", fontsize=8, ncol=4)
+    top.grid(alpha=0.3)
+
+    x_edges = _edges(hist_times)
+    steps = grid.index.to_numpy()
+    y_edges = np.concatenate([steps - 0.5, [steps[-1] + 0.5]])
+    values = np.ma.masked_where(np.broadcast_to(padded[None, :], grid.shape), grid.to_numpy())
+    mesh = bottom.pcolormesh(x_edges, y_edges, values, cmap="viridis", shading="flat", vmin=0)
+    for i in np.flatnonzero(padded):
+        bottom.axvspan(x_edges[i], x_edges[i + 1], facecolor="0.85", hatch="///", edgecolor="0.6", lw=0)
+    bottom.set_ylabel("horizon step")
+    bottom.invert_yaxis()
+    bottom.xaxis_date()
+    bottom.set_xlim(x_edges[0], max(x_edges[-1], mdates.date2num(pd.Timestamp(ex[time_col].max()).to_pydatetime())))
+    colorbar = fig.colorbar(mesh, ax=[top, bottom], shrink=0.5, pad=0.01, location="right")
+    colorbar.set_label("attention weight")
+    if padded.any():
+        bottom.legend(handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.6", label="padding (no data)")], loc="lower left", fontsize=8)
+    fig.text(0.01, 0.005, CAUTION, fontsize=8, color="0.35")
+    return fig
+
+
+def attention_profile(explanation: pd.DataFrame, relative_to: str = "origin", id_col: str = "unique_id") -> pd.DataFrame:
+    """Mean attention weight by lag, with the spread across series.
+
+    ``relative_to="origin"``: lag = origin minus attended time (0 is the last observed
+    period). ``relative_to="target"``: lag = target time minus attended time, where a
+    seasonal model should peak at multiples of the season length.
+    """
+    ex = explanation[~explanation["padded"]] if "padded" in explanation else explanation
+    if relative_to == "origin":
+        lag = ex["lag"]
+    elif relative_to == "target":
+        lag = ex["lag"] + ex["step"]
+    else:
+        raise ValueError(f"`relative_to` must be 'origin' or 'target'; got {relative_to!r}.")
+    per_series = ex.assign(lag=lag.to_numpy()).groupby([id_col, "lag"])["weight"].mean().unstack(id_col)
+    return pd.DataFrame({
+        "mean": per_series.mean(axis=1),
+        "q25": per_series.quantile(0.25, axis=1),
+        "q75": per_series.quantile(0.75, axis=1),
+    }).rename_axis("lag")
+
+
+def plot_attention_profile(
+    explanation: pd.DataFrame, season_length: int | None = None, relative_to: str = "origin", id_col: str = "unique_id"
+) -> Figure:
+    """Mean attention weight by lag across series and origins, with the interquartile band across series."""
+    profile = attention_profile(explanation, relative_to, id_col)
+    fig, ax = plt.subplots(figsize=(9, 3.4))
+    ax.fill_between(profile.index, profile["q25"], profile["q75"], color="C0", alpha=0.25, label="25-75% of series")
+    ax.plot(profile.index, profile["mean"], color="C0", lw=1.6, marker="o", ms=3, label="mean weight")
+    if season_length and season_length > 1:
+        for k in range(0, int(profile.index.max()) + 1, season_length):
+            ax.axvline(k, color="C3", lw=0.8, ls=":", alpha=0.7)
+        ax.plot([], [], color="C3", ls=":", label=f"multiples of the season ({season_length})")
+    where = "the forecast origin" if relative_to == "origin" else "the target period"
+    ax.set_xlabel(f"lag (periods before {where})")
+    ax.set_ylabel("attention weight")
+    ax.set_title("Attention profile: where the model looks, on average", loc="left", fontsize=11)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.text(0.01, 0.005, CAUTION, fontsize=8, color="0.35")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+@dataclass(frozen=True)
+class AttentionDiagnostics:
+    """Attention in numbers.
+
+    Attributes:
+        padded_mass: largest total weight any (series, step) put on padding (must be 0).
+        mean_entropy: mean entropy of the attention per step, in nats.
+        normalised_entropy: entropy over its maximum (1 = uniform over the history).
+        last_season_share: mean weight on the last ``season_length`` periods before the origin.
+        by_step: the same per horizon step.
+    """
+
+    padded_mass: float
+    mean_entropy: float
+    normalised_entropy: float
+    last_season_share: float
+    by_step: pd.DataFrame
+
+
+def attention_diagnostics(explanation: pd.DataFrame, season_length: int, id_col: str = "unique_id") -> AttentionDiagnostics:
+    """Padding mass, entropy and last-season share of an ``explain`` frame (with or without padding rows)."""
+    keys = [id_col, "step"]
+    padded = explanation["padded"] if "padded" in explanation else pd.Series(False, index=explanation.index)
+    valid = explanation[~padded.to_numpy()]
+    total = valid.groupby(keys)["weight"].sum()
+    padded_mass = float(explanation[padded.to_numpy()].groupby(keys)["weight"].sum().max()) if padded.any() else float(max(0.0, (1.0 - total).max()))
+    w = valid["weight"].to_numpy()
+    terms = valid.assign(plogp=np.where(w > 0, -w * np.log(np.where(w > 0, w, 1.0)), 0.0), recent=(valid["lag"] < season_length) * w)
+    per = terms.groupby(keys).agg(entropy=("plogp", "sum"), recent=("recent", "sum"), n=("weight", "size"))
+    per["normalised"] = per["entropy"] / np.log(per["n"].clip(lower=2))
+    by_step = per.groupby("step")[["entropy", "normalised", "recent"]].mean().rename(columns={"recent": "last_season_share"})
+    return AttentionDiagnostics(
+        padded_mass=max(padded_mass, 0.0),
+        mean_entropy=float(per["entropy"].mean()),
+        normalised_entropy=float(per["normalised"].mean()),
+        last_season_share=float(per["recent"].mean()),
+        by_step=by_step,
+    )
