@@ -25,7 +25,7 @@ def _inputs(batch=4, steps=24, horizon=6, seed=0):
 
 def _network(attention="dot"):
     torch.manual_seed(0)
-    config = NetworkConfig(24, 6, 2, 2, 1, 3, median_index=1, dropout=0.0, attention=attention)
+    config = NetworkConfig(24, 6, 2, 2, 1, 3, median_index=1, dropout=0.0, attention=attention, skip=True)
     network = Seq2SeqNetwork(config).eval()
     torch.nn.init.normal_(network.skip.weight)  # a trained skip reads every history position
     return network
