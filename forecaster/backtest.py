@@ -35,7 +35,8 @@ class BacktestResult:
         skipped: series left out of a fold, with the reason.
         timings: seconds spent fitting and predicting, per model.
         settings: the backtest's settings, for the report.
-        attention: ``explain()`` of the last fold's model from its last origin.
+        attention: ``explain(include_padding=True)`` of the last fold's model from its origins.
+        data: the validated input frame (for plots).
     """
 
     forecasts: pd.DataFrame
@@ -44,6 +45,7 @@ class BacktestResult:
     timings: pd.DataFrame
     settings: dict
     attention: pd.DataFrame | None = None
+    data: pd.DataFrame | None = field(default=None, repr=False)
     last_model: Seq2SeqForecaster | None = field(default=None, repr=False)
 
     @property
@@ -247,7 +249,7 @@ def backtest(
         forecasts=forecasts, metrics=metrics,
         skipped=pd.DataFrame(skipped, columns=["unique_id", "fold", "reason"]),
         timings=timings, settings=settings,
-        attention=fitted.explain(df=train, future_df=future), last_model=fitted,
+        attention=fitted.explain(df=train, future_df=future, include_padding=True), data=frame, last_model=fitted,
     )
 
 

@@ -229,7 +229,8 @@ class AttentionDiagnostics:
     """Attention in numbers.
 
     Attributes:
-        padded_mass: largest total weight any (series, step) put on padding (must be 0).
+        padded_mass: largest total weight any (series, step) put on padding (must be 0);
+            NaN when the frame omits padded rows (use ``explain(include_padding=True)``).
         mean_entropy: mean entropy of the attention per step, in nats.
         normalised_entropy: entropy over its maximum (1 = uniform over the history).
         last_season_share: mean weight on the last ``season_length`` periods before the origin.
@@ -246,17 +247,19 @@ class AttentionDiagnostics:
 def attention_diagnostics(explanation: pd.DataFrame, season_length: int, id_col: str = "unique_id") -> AttentionDiagnostics:
     """Padding mass, entropy and last-season share of an ``explain`` frame (with or without padding rows)."""
     keys = [id_col, "step"]
-    padded = explanation["padded"] if "padded" in explanation else pd.Series(False, index=explanation.index)
-    valid = explanation[~padded.to_numpy()]
-    total = valid.groupby(keys)["weight"].sum()
-    padded_mass = float(explanation[padded.to_numpy()].groupby(keys)["weight"].sum().max()) if padded.any() else float(max(0.0, (1.0 - total).max()))
+    if "padded" in explanation:
+        padded = explanation["padded"].to_numpy()
+        padded_mass = float(explanation[padded].groupby(keys)["weight"].sum().max()) if padded.any() else 0.0
+    else:  # padded rows were omitted: their mass cannot be read from this frame
+        padded, padded_mass = np.zeros(len(explanation), dtype=bool), float("nan")
+    valid = explanation[~padded]
     w = valid["weight"].to_numpy()
     terms = valid.assign(plogp=np.where(w > 0, -w * np.log(np.where(w > 0, w, 1.0)), 0.0), recent=(valid["lag"] < season_length) * w)
     per = terms.groupby(keys).agg(entropy=("plogp", "sum"), recent=("recent", "sum"), n=("weight", "size"))
     per["normalised"] = per["entropy"] / np.log(per["n"].clip(lower=2))
     by_step = per.groupby("step")[["entropy", "normalised", "recent"]].mean().rename(columns={"recent": "last_season_share"})
     return AttentionDiagnostics(
-        padded_mass=max(padded_mass, 0.0),
+        padded_mass=padded_mass,
         mean_entropy=float(per["entropy"].mean()),
         normalised_entropy=float(per["normalised"].mean()),
         last_season_share=float(per["recent"].mean()),

@@ -1,0 +1,190 @@
+"""Backtest reports: Markdown, self-contained HTML (images embedded), CSVs and PNG plots."""
+
+from __future__ import annotations
+
+import base64
+import html
+import importlib.metadata
+import platform
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .plots import CAUTION, attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast
+
+
+def _versions() -> dict[str, str]:
+    names = ["forecaster", "torch", "numpy", "pandas", "scikit-learn", "statsforecast"]
+    found = {}
+    for name in names:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    found["python"] = platform.python_version()
+    return found
+
+
+def _markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
+    frame = frame.reset_index()
+    def cell(value) -> str:
+        if isinstance(value, (float, np.floating)):
+            return "" if np.isnan(value) else f"{value:.{digits}f}"
+        return str(value)
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *rows])
+
+
+def mase_by_step(forecasts: pd.DataFrame, metrics: pd.DataFrame, models: list[str]) -> pd.DataFrame:
+    """Mean scaled absolute error per horizon step and model (zero-scale series excluded)."""
+    scales = metrics.drop_duplicates(["unique_id", "cutoff"])[["unique_id", "cutoff", "scale"]]
+    frame = forecasts.merge(scales, on=["unique_id", "cutoff"], how="left")
+    frame = frame[frame["scale"] > 0]
+    step = frame.groupby(["unique_id", "cutoff"]).cumcount() + 1
+    errors = {m: (frame[m] - frame["y"]).abs() / frame["scale"] for m in models}
+    return pd.DataFrame(errors).assign(step=step.to_numpy()).groupby("step").mean()
+
+
+def _save(fig, folder: Path, name: str) -> str:
+    fig.savefig(folder / name, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return name
+
+
+def _plot_mase_by_step(table: pd.DataFrame, folder: Path) -> str:
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    for model in table.columns:
+        ax.plot(table.index, table[model], marker="o", ms=3, label=model)
+    ax.set_xlabel("horizon step")
+    ax.set_ylabel("mean scaled |error| (MASE)")
+    ax.set_title("MASE by horizon step", loc="left")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return _save(fig, folder, "mase_by_step.png")
+
+
+def _plot_relative(metrics: pd.DataFrame, models: list[str], folder: Path) -> str | None:
+    wide = metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase")
+    if "auto_ets" not in wide:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    bins = np.linspace(-2, 2, 41)
+    for model in [m for m in models if m != "auto_ets"]:
+        ratio = np.log2((wide[model] / wide["auto_ets"]).replace([np.inf, 0], np.nan).dropna())
+        ax.hist(ratio.clip(-2, 2), bins=bins, alpha=0.5, label=f"{model} (median ratio {2 ** ratio.median():.2f})")
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_xlabel("log2(MASE / AutoETS MASE) per series and fold (left of 0: better than AutoETS)")
+    ax.set_ylabel("count")
+    ax.set_title("Per-series MASE relative to AutoETS", loc="left")
+    ax.legend(fontsize=8)
+    return _save(fig, folder, "relative_mase.png")
+
+
+def representative_series(metrics: pd.DataFrame, model: str = "seq2seq") -> dict[str, object]:
+    """Best, median and worst series by the model's mean MASE over folds."""
+    scores = metrics[metrics["model"] == model].groupby("unique_id")["mase"].mean().dropna().sort_values()
+    if scores.empty:
+        return {}
+    return {"best": scores.index[0], "median": scores.index[len(scores) // 2], "worst": scores.index[-1]}
+
+
+def write_report(result, folder: Path, title: str | None = None) -> Path:
+    """Write the report of a :class:`BacktestResult` into ``folder``; returns the Markdown path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    models = result.models
+    summary = result.summary()
+    result.metrics.to_csv(folder / "metrics.csv", index=False)
+    result.forecasts.to_csv(folder / "forecasts.csv", index=False)
+    summary.to_csv(folder / "summary.csv")
+    result.skipped.to_csv(folder / "skipped.csv", index=False)
+    images: list[tuple[str, str]] = []
+    by_step = mase_by_step(result.forecasts, result.metrics, models)
+    images.append(("MASE by horizon step", _plot_mase_by_step(by_step, folder)))
+    relative = _plot_relative(result.metrics, models, folder)
+    if relative:
+        images.append(("Per-series MASE relative to AutoETS", relative))
+    picks = representative_series(result.metrics)
+    last_cutoff = result.forecasts["cutoff"].max()
+    last = result.forecasts[result.forecasts["cutoff"] == last_cutoff]
+    data = result.data
+    for label, uid in picks.items():
+        if data is not None:
+            fig = plot_forecast(result.forecasts[result.forecasts["unique_id"] == uid], data, unique_ids=[uid], model="seq2seq")
+            fig.axes[0].set_title(f"{uid} ({label} seq2seq MASE), last fold", loc="left", fontsize=10)
+            images.append((f"Forecast: {label} series ({uid})", _save(fig, folder, f"forecast_{label}.png")))
+    attention_md = ""
+    if result.attention is not None:
+        season = result.settings["season_length"]
+        diagnostics = attention_diagnostics(result.attention, season)
+        for label, uid in picks.items():
+            if uid in set(result.attention["unique_id"]) and uid in set(last["unique_id"]):
+                fig = plot_attention(result.attention, df=data, unique_id=uid, forecasts=last)
+                images.append((f"Attention: {label} series ({uid})", _save(fig, folder, f"attention_{label}.png")))
+        fig = plot_attention_profile(result.attention, season, relative_to="target")
+        images.append(("Attention profile (lag from the target period)", _save(fig, folder, "attention_profile.png")))
+        attention_md = (
+            f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
+            f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
+            f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
+            f"- share of attention on the last season ({season} periods) before the origin: {diagnostics.last_season_share:.3f}\n\n"
+            + _markdown_table(diagnostics.by_step) + f"\n\n> {CAUTION}\n"
+        )
+    markdown = _markdown(result, summary, by_step, attention_md, images, title)
+    (folder / "report.md").write_text(markdown)
+    (folder / "report.html").write_text(_html(result, summary, by_step, attention_md, images, folder, title))
+    return folder / "report.md"
+
+
+def _settings_lines(result) -> list[str]:
+    s = result.settings
+    params = s["model_params"]
+    lines = [
+        f"- data: {s.get('data', 'user frame')}: {s['n_series']} series, {s['n_rows']} rows, freq `{s['freq']}`, season {s['season_length']}",
+        f"- folds: {s['n_windows']} origins, {s['step_size']} periods apart, horizon {s['horizon']}, "
+        f"{s['window']} window, refit={s['refit']}; cutoffs: {', '.join(s['cutoffs'])}",
+        f"- series skipped in some fold: {result.skipped['unique_id'].nunique()} (see skipped.csv)",
+        f"- model: seq2seq with {', '.join(f'{k}={v!r}' for k, v in params.items() if k not in ('progress',))}",
+        f"- seed (random_state): {params.get('random_state')}",
+        f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data",
+        f"- run time: {s['seconds']:.1f} s",
+        "- versions: " + ", ".join(f"{k} {v}" for k, v in _versions().items()),
+    ]
+    return lines
+
+
+def _markdown(result, summary, by_step, attention_md, images, title) -> str:
+    parts = [f"# {title or 'Backtest report'}", "", *_settings_lines(result), "", "## Summary", "", _markdown_table(summary), ""]
+    parts += [
+        "MASE: mean absolute error over the horizon divided by the mean absolute seasonal difference of each "
+        "fold's training data; zero scales are excluded and counted (`n_zero_scale`). `rel_mase_vs_X` is the "
+        "model's mean MASE over the baseline's on the same series and folds; `win_rate` is the share of "
+        "series-folds where the model has the lowest MASE; `coverage` is the share of actuals inside the "
+        "outermost interval (nominal 80% by default).", "",
+        "## MASE by horizon step", "", _markdown_table(by_step), "",
+    ]
+    if attention_md:
+        parts += ["## Attention", "", attention_md, ""]
+    parts += ["## Plots", ""] + [f"### {caption}\n\n![{caption}]({name})\n" for caption, name in images]
+    return "\n".join(parts)
+
+
+def _html(result, summary, by_step, attention_md, images, folder: Path, title) -> str:
+    def embed(name: str) -> str:
+        data = base64.b64encode((folder / name).read_bytes()).decode()
+        return f'<img alt="{html.escape(name)}" src="data:image/png;base64,{data}" style="max-width:100%">'
+
+    settings = "".join(f"<li>{html.escape(line[2:])}</li>" for line in _settings_lines(result))
+    attention = "".join(f"<p>{html.escape(line)}</p>" for line in attention_md.splitlines() if line and not line.startswith("|"))
+    figures = "".join(f"<h3>{html.escape(c)}</h3>{embed(n)}" for c, n in images)
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title or 'Backtest report')}</title>
+<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;}} table{{border-collapse:collapse;font-size:13px}}
+td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}</style></head><body>
+<h1>{html.escape(title or 'Backtest report')}</h1><ul>{settings}</ul>
+<h2>Summary</h2>{summary.to_html(float_format=lambda v: f"{v:.3f}")}
+<h2>MASE by horizon step</h2>{by_step.to_html(float_format=lambda v: f"{v:.3f}")}
+{"<h2>Attention</h2>" + attention if attention_md else ""}
+<h2>Plots</h2>{figures}</body></html>"""
