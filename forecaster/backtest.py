@@ -90,7 +90,9 @@ def summarise(metrics: pd.DataFrame, timings: pd.DataFrame, models: list[str]) -
     return table.join(timings.set_index("model"), how="left")
 
 
-def fold_data(frame: pd.DataFrame, fold: Fold, columns: Columns, roles: CovariateRoles) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def fold_data(
+    frame: pd.DataFrame, fold: Fold, columns: Columns, roles: CovariateRoles
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The fold's training rows (``ds <= cutoff``) and its future-known covariates for the horizon."""
     part = frame[frame[columns.id].isin(fold.cutoffs.index)]
     ids, times = part[columns.id], part[columns.time]
@@ -115,7 +117,9 @@ def guard_fold(train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, col
     late = train[columns.time].to_numpy() > train[columns.id].map(fold.cutoffs).to_numpy()
     if late.any():
         row = train.loc[late].iloc[0]
-        raise LeakageError(f"Fold {fold.index}: series {row[columns.id]!r} has training data at {row[columns.time]}, after its cutoff.")
+        raise LeakageError(
+            f"Fold {fold.index}: series {row[columns.id]!r} has training data at {row[columns.time]}, after its cutoff."
+        )
     if future is None:
         return
     leaked = [c for c in (columns.target, *roles.past) if c in future.columns]
@@ -211,8 +215,17 @@ def backtest(
             seconds["predict"] += time.perf_counter() - tick
         if baselines:
             tick = time.perf_counter()
-            base = run_baselines(train, horizon, offset.freqstr, season, tuple(baselines), n_jobs=n_jobs,
-                                 id_col=columns.id, time_col=columns.time, target_col=columns.target)
+            base = run_baselines(
+                train,
+                horizon,
+                offset.freqstr,
+                season,
+                tuple(baselines),
+                n_jobs=n_jobs,
+                id_col=columns.id,
+                time_col=columns.time,
+                target_col=columns.target,
+            )
             baseline_frames.append(base.assign(cutoff=base[columns.id].map(fold.cutoffs)))
             seconds["baselines"] += time.perf_counter() - tick
         fold_scales = seasonal_scales(train, season, columns.id, columns.target).reset_index()
@@ -233,23 +246,37 @@ def backtest(
     scale_frame = pd.concat(scales, ignore_index=True).rename(columns={columns.id: "unique_id"})
     models = [MODEL_NAME, *baselines]
     metrics = score_forecasts(forecasts, scale_frame, models, _interval_columns(model, baselines))
-    timings = pd.DataFrame([
-        {"model": MODEL_NAME, "fit_seconds": seconds["fit"], "predict_seconds": seconds["predict"]},
-        *[{"model": b, "fit_seconds": seconds["baselines"] / len(baselines), "predict_seconds": 0.0} for b in baselines],
-    ])
+    timings = pd.DataFrame(
+        [
+            {"model": MODEL_NAME, "fit_seconds": seconds["fit"], "predict_seconds": seconds["predict"]},
+            *[{"model": b, "fit_seconds": seconds["baselines"] / len(baselines), "predict_seconds": 0.0} for b in baselines],
+        ]
+    )
     settings = {
-        "n_series": int(frame[columns.id].nunique()), "n_rows": int(len(frame)), "freq": offset.freqstr,
-        "season_length": season, "horizon": horizon, "n_windows": n_windows, "step_size": step,
-        "refit": refit, "window": window, "baselines": list(baselines), "n_jobs": n_jobs,
+        "n_series": int(frame[columns.id].nunique()),
+        "n_rows": int(len(frame)),
+        "freq": offset.freqstr,
+        "season_length": season,
+        "horizon": horizon,
+        "n_windows": n_windows,
+        "step_size": step,
+        "refit": refit,
+        "window": window,
+        "baselines": list(baselines),
+        "n_jobs": n_jobs,
         "cutoffs": [_describe_cutoffs(f.cutoffs) for f in folds],
         "model_params": model.get_params(),
         "seconds": time.perf_counter() - started,
     }
     return BacktestResult(
-        forecasts=forecasts, metrics=metrics,
+        forecasts=forecasts,
+        metrics=metrics,
         skipped=pd.DataFrame(skipped, columns=["unique_id", "fold", "reason"]),
-        timings=timings, settings=settings,
-        attention=fitted.explain(df=train, future_df=future, include_padding=True), data=frame, last_model=fitted,
+        timings=timings,
+        settings=settings,
+        attention=fitted.explain(df=train, future_df=future, include_padding=True),
+        data=frame,
+        last_model=fitted,
     )
 
 
@@ -271,7 +298,7 @@ def _quantile_renames(model: Seq2SeqForecaster) -> dict[str, str]:
     names = {"y_hat": MODEL_NAME}
     for q in model.quantiles or ():
         column = quantile_column(float(q))
-        names[column] = MODEL_NAME + column[len("y_hat"):]
+        names[column] = MODEL_NAME + column[len("y_hat") :]
     return names
 
 
@@ -291,7 +318,9 @@ def _predict_all_origins(fitted, frame, folds, columns: Columns, roles: Covariat
         histories.append(train.assign(**{columns.id: train[columns.id].map(pseudo)}))
         if future is not None:
             futures.append(future.assign(**{columns.id: future[columns.id].map(pseudo)}))
-    forecast = fitted.predict(df=pd.concat(histories, ignore_index=True), future_df=pd.concat(futures, ignore_index=True) if futures else None)
+    forecast = fitted.predict(
+        df=pd.concat(histories, ignore_index=True), future_df=pd.concat(futures, ignore_index=True) if futures else None
+    )
     lookup = pd.concat(lookups)
     pseudo_ids = forecast[columns.id]
     forecast = forecast.assign(**{columns.id: pseudo_ids.map(lookup[columns.id])})

@@ -49,18 +49,29 @@ def _explain(args: argparse.Namespace) -> int:
     ids = args.ids or list(pd.unique(forecasts[model.id_col]))[: args.max_series]
     history = df if df is not None else model.history_
     for uid in ids:
-        fig = plot_attention(explanation, df=history, unique_id=uid, forecasts=forecasts,
-                             id_col=model.id_col, time_col=model.time_col, target_col=model.target_col)
+        fig = plot_attention(
+            explanation,
+            df=history,
+            unique_id=uid,
+            forecasts=forecasts,
+            id_col=model.id_col,
+            time_col=model.time_col,
+            target_col=model.target_col,
+        )
         fig.savefig(out / f"attention_{uid}.png", dpi=110, bbox_inches="tight")
         plt.close(fig)
     fig = plot_attention_profile(explanation, model.season_length_, relative_to="target", id_col=model.id_col)
     fig.savefig(out / "attention_profile.png", dpi=110, bbox_inches="tight")
-    fig = plot_forecast(forecasts, history, unique_ids=ids, id_col=model.id_col, time_col=model.time_col, target_col=model.target_col)
+    fig = plot_forecast(
+        forecasts, history, unique_ids=ids, id_col=model.id_col, time_col=model.time_col, target_col=model.target_col
+    )
     fig.savefig(out / "forecasts.png", dpi=110, bbox_inches="tight")
     diagnostics = attention_diagnostics(explanation, model.season_length_, id_col=model.id_col)
     explanation.to_csv(out / "attention.csv", index=False)
-    print(f"padded mass {diagnostics.padded_mass:.3g}, entropy {diagnostics.normalised_entropy:.2f} of uniform, "
-          f"last-season share {diagnostics.last_season_share:.2f}; plots in {out}")
+    print(
+        f"padded mass {diagnostics.padded_mass:.3g}, entropy {diagnostics.normalised_entropy:.2f} of uniform, "
+        f"last-season share {diagnostics.last_season_share:.2f}; plots in {out}"
+    )
     return 0
 
 

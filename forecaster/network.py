@@ -95,8 +95,12 @@ class Seq2SeqNetwork(nn.Module):
 
         steps_emb = self.step_embedding.weight[None].expand(batch, horizon, -1)
         query_in = torch.cat(
-            [steps_emb, summary[:, None, :].expand(batch, horizon, -1), future_known,
-             static[:, None, :].expand(batch, horizon, static.shape[1])],
+            [
+                steps_emb,
+                summary[:, None, :].expand(batch, horizon, -1),
+                future_known,
+                static[:, None, :].expand(batch, horizon, static.shape[1]),
+            ],
             dim=-1,
         )
         queries = self.query(query_in)  # (B, H, d)
@@ -136,7 +140,7 @@ class BidirectionalEncoder(nn.Module):
         from_left = (positions - shift).clamp(min=0)
         valid = (~padded)[..., None].to(inputs.dtype)
         x = inputs
-        for i, (fwd, bwd) in enumerate(zip(self.forward_layers, self.backward_layers)):
+        for i, (fwd, bwd) in enumerate(zip(self.forward_layers, self.backward_layers, strict=False)):
             if i:
                 x = self.dropout(x)
             left = torch.gather(x, 1, to_left[..., None].expand(-1, -1, x.shape[2]))

@@ -121,7 +121,9 @@ def build_panel(
     fut[codes, cols] = scale_columns(frame, roles.future, spec)
     if future is not None and roles.future:
         _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end, last_col, horizon)
-    per_series = frame.groupby(codes, sort=True)[list(roles.static)].first() if roles.static else pd.DataFrame(index=range(n_series))
+    per_series = (
+        frame.groupby(codes, sort=True)[list(roles.static)].first() if roles.static else pd.DataFrame(index=range(n_series))
+    )
     return Panel(
         ids=np.asarray(uniques),
         grid=grid,
@@ -143,7 +145,11 @@ def _gap_message(uniques, codes, pos, start, gapped, grid, columns: Columns) -> 
     first = int(np.flatnonzero(gapped)[0])
     seen = np.sort(pos[codes == first])
     expected = np.arange(start[first], start[first] + len(seen) + 1)
-    missing = int(expected[np.flatnonzero(expected[: len(seen)] != seen)[0]]) if (expected[: len(seen)] != seen).any() else int(seen[-1] + 1)
+    missing = (
+        int(expected[np.flatnonzero(expected[: len(seen)] != seen)[0]])
+        if (expected[: len(seen)] != seen).any()
+        else int(seen[-1] + 1)
+    )
     names = reprlib.repr(list(uniques[gapped]))
     return (
         f"Series {names} have gaps in `{columns.time}`; the first missing timestamp is {grid[missing]} "

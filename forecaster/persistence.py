@@ -106,7 +106,9 @@ def _read_config(folder: Path) -> dict:
         )
     for name in (WEIGHTS, HISTORY):
         if _digest(folder / name) != config.get("sha256", {}).get(name):
-            raise ModelFileError(f"`{name}` in {str(folder)!r} does not match its recorded checksum: it was modified or truncated.")
+            raise ModelFileError(
+                f"`{name}` in {str(folder)!r} does not match its recorded checksum: it was modified or truncated."
+            )
     return config
 
 
@@ -124,9 +126,9 @@ def load_model(cls, path):
         raise ModelFileError(f"Could not load `{WEIGHTS}` from {str(folder)!r}: {error}") from error
     network.eval()
     with np.load(folder / HISTORY, allow_pickle=False) as arrays:
-        history = pd.DataFrame({
-            name: _restore_column(arrays[f"c{i}"], kind) for i, (name, kind) in enumerate(fitted["history_columns"].items())
-        })
+        history = pd.DataFrame(
+            {name: _restore_column(arrays[f"c{i}"], kind) for i, (name, kind) in enumerate(fitted["history_columns"].items())}
+        )
     roles = fitted["roles"]
     model.freq_ = fitted["freq"]
     model.season_length_ = fitted["season_length"]

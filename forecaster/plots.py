@@ -33,7 +33,9 @@ def _point_and_band(forecasts: pd.DataFrame, model: str | None) -> tuple[str, st
     return point, None, None
 
 
-def _draw_forecast(ax, history: pd.DataFrame, forecast: pd.DataFrame, actual: pd.DataFrame | None, point, lo, hi, id_col, time_col, target_col) -> None:
+def _draw_forecast(
+    ax, history: pd.DataFrame, forecast: pd.DataFrame, actual: pd.DataFrame | None, point, lo, hi, id_col, time_col, target_col
+) -> None:
     ax.plot(history[time_col], history[target_col], color="0.2", lw=1.2, label="history")
     if actual is not None and len(actual):
         ax.plot(actual[time_col], actual[target_col], color="0.2", lw=1.2, ls="--", label="actual")
@@ -66,7 +68,7 @@ def plot_forecast(
     ids = list(unique_ids) if unique_ids is not None else list(pd.unique(forecasts[id_col]))[:max_series]
     point, lo, hi = _point_and_band(forecasts, model)
     fig, axes = plt.subplots(len(ids), 1, figsize=(9, 2.6 * len(ids)), squeeze=False)
-    for ax, uid in zip(axes[:, 0], ids):
+    for ax, uid in zip(axes[:, 0], ids, strict=False):
         fc = forecasts[forecasts[id_col] == uid]
         if "cutoff" in fc.columns:
             fc = fc[fc["cutoff"] == fc["cutoff"].max()]
@@ -136,7 +138,11 @@ def plot_attention(
     history_col = f"{time_col}_history"
     grid = ex.pivot_table(index="step", columns=history_col, values="weight", aggfunc="mean").sort_index(axis=1)
     hist_times = pd.DatetimeIndex(grid.columns)
-    padded = ex.groupby(history_col)["padded"].first().reindex(hist_times).fillna(False).to_numpy() if "padded" in ex else np.zeros(len(hist_times), bool)
+    padded = (
+        ex.groupby(history_col)["padded"].first().reindex(hist_times).fillna(False).to_numpy()
+        if "padded" in ex
+        else np.zeros(len(hist_times), bool)
+    )
     origin = ex[time_col].min()
 
     fig, (top, bottom) = plt.subplots(
@@ -174,7 +180,11 @@ def plot_attention(
     colorbar = fig.colorbar(mesh, ax=[top, bottom], shrink=0.5, pad=0.01, location="right")
     colorbar.set_label("attention weight")
     if padded.any():
-        bottom.legend(handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.6", label="padding (no data)")], loc="lower left", fontsize=8)
+        bottom.legend(
+            handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.6", label="padding (no data)")],
+            loc="lower left",
+            fontsize=8,
+        )
     fig.text(0.01, 0.005, CAUTION, fontsize=8, color="0.35")
     return fig
 
@@ -194,11 +204,13 @@ def attention_profile(explanation: pd.DataFrame, relative_to: str = "origin", id
     else:
         raise ValueError(f"`relative_to` must be 'origin' or 'target'; got {relative_to!r}.")
     per_series = ex.assign(lag=lag.to_numpy()).groupby([id_col, "lag"])["weight"].mean().unstack(id_col)
-    return pd.DataFrame({
-        "mean": per_series.mean(axis=1),
-        "q25": per_series.quantile(0.25, axis=1),
-        "q75": per_series.quantile(0.75, axis=1),
-    }).rename_axis("lag")
+    return pd.DataFrame(
+        {
+            "mean": per_series.mean(axis=1),
+            "q25": per_series.quantile(0.25, axis=1),
+            "q75": per_series.quantile(0.75, axis=1),
+        }
+    ).rename_axis("lag")
 
 
 def plot_attention_profile(
@@ -254,7 +266,9 @@ def attention_diagnostics(explanation: pd.DataFrame, season_length: int, id_col:
         padded, padded_mass = np.zeros(len(explanation), dtype=bool), float("nan")
     valid = explanation[~padded]
     w = valid["weight"].to_numpy()
-    terms = valid.assign(plogp=np.where(w > 0, -w * np.log(np.where(w > 0, w, 1.0)), 0.0), recent=(valid["lag"] < season_length) * w)
+    terms = valid.assign(
+        plogp=np.where(w > 0, -w * np.log(np.where(w > 0, w, 1.0)), 0.0), recent=(valid["lag"] < season_length) * w
+    )
     per = terms.groupby(keys).agg(entropy=("plogp", "sum"), recent=("recent", "sum"), n=("weight", "size"))
     per["normalised"] = per["entropy"] / np.log(per["n"].clip(lower=2))
     by_step = per.groupby("step")[["entropy", "normalised", "recent"]].mean().rename(columns={"recent": "last_season_share"})

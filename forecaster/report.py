@@ -29,10 +29,12 @@ def _versions() -> dict[str, str]:
 
 def _markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
     frame = frame.reset_index()
+
     def cell(value) -> str:
         if isinstance(value, (float, np.floating)):
             return "" if np.isnan(value) else f"{value:.{digits}f}"
         return str(value)
+
     header = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
@@ -130,8 +132,10 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
             f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
             f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
             f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
-            f"- share of attention on the last season ({season} periods) before the origin: {diagnostics.last_season_share:.3f}\n\n"
-            + _markdown_table(diagnostics.by_step) + f"\n\n> {CAUTION}\n"
+            f"- share of attention on the last season ({season} periods) before the origin: "
+            f"{diagnostics.last_season_share:.3f}\n\n"
+            + _markdown_table(diagnostics.by_step)
+            + f"\n\n> {CAUTION}\n"
         )
     markdown = _markdown(result, summary, by_step, attention_md, images, title)
     (folder / "report.md").write_text(markdown)
@@ -143,7 +147,8 @@ def _settings_lines(result) -> list[str]:
     s = result.settings
     params = s["model_params"]
     lines = [
-        f"- data: {s.get('data', 'user frame')}: {s['n_series']} series, {s['n_rows']} rows, freq `{s['freq']}`, season {s['season_length']}",
+        f"- data: {s.get('data', 'user frame')}: {s['n_series']} series, {s['n_rows']} rows, "
+        f"freq `{s['freq']}`, season {s['season_length']}",
         f"- folds: {s['n_windows']} origins, {s['step_size']} periods apart, horizon {s['horizon']}, "
         f"{s['window']} window, refit={s['refit']}; cutoffs: {', '.join(s['cutoffs'])}",
         f"- series skipped in some fold: {result.skipped['unique_id'].nunique()} (see skipped.csv)",
@@ -163,8 +168,12 @@ def _markdown(result, summary, by_step, attention_md, images, title) -> str:
         "fold's training data; zero scales are excluded and counted (`n_zero_scale`). `rel_mase_vs_X` is the "
         "model's mean MASE over the baseline's on the same series and folds; `win_rate` is the share of "
         "series-folds where the model has the lowest MASE; `coverage` is the share of actuals inside the "
-        "outermost interval (nominal 80% by default).", "",
-        "## MASE by horizon step", "", _markdown_table(by_step), "",
+        "outermost interval (nominal 80% by default).",
+        "",
+        "## MASE by horizon step",
+        "",
+        _markdown_table(by_step),
+        "",
     ]
     if attention_md:
         parts += ["## Attention", "", attention_md, ""]
@@ -180,10 +189,10 @@ def _html(result, summary, by_step, attention_md, images, folder: Path, title) -
     settings = "".join(f"<li>{html.escape(line[2:])}</li>" for line in _settings_lines(result))
     attention = "".join(f"<p>{html.escape(line)}</p>" for line in attention_md.splitlines() if line and not line.startswith("|"))
     figures = "".join(f"<h3>{html.escape(c)}</h3>{embed(n)}" for c, n in images)
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title or 'Backtest report')}</title>
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title or "Backtest report")}</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;}} table{{border-collapse:collapse;font-size:13px}}
 td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}</style></head><body>
-<h1>{html.escape(title or 'Backtest report')}</h1><ul>{settings}</ul>
+<h1>{html.escape(title or "Backtest report")}</h1><ul>{settings}</ul>
 <h2>Summary</h2>{summary.to_html(float_format=lambda v: f"{v:.3f}")}
 <h2>MASE by horizon step</h2>{by_step.to_html(float_format=lambda v: f"{v:.3f}")}
 {"<h2>Attention</h2>" + attention if attention_md else ""}

@@ -73,10 +73,7 @@ class CovariateRoles:
         for role, names in (("future", roles.future), ("past", roles.past), ("static", roles.static)):
             for name in names:
                 if name in reserved:
-                    raise LeakageError(
-                        f"Column `{name}` is the id, time or target column and cannot also be a "
-                        f"{role} covariate."
-                    )
+                    raise LeakageError(f"Column `{name}` is the id, time or target column and cannot also be a {role} covariate.")
                 if name in seen:
                     raise LeakageError(
                         f"Column `{name}` is declared as both a {seen[name]} and a {role} covariate; "
@@ -103,12 +100,7 @@ def encoder_columns(roles: CovariateRoles, requested: Sequence[str]) -> tuple[st
     """
     for name in requested:
         if name in roles.future:
-            raise LeakageError(
-                f"Column `{name}` is declared future-known; it may enter the decoder only, "
-                "never the encoder."
-            )
+            raise LeakageError(f"Column `{name}` is declared future-known; it may enter the decoder only, never the encoder.")
         if name not in roles.past:
-            raise LeakageError(
-                f"Column `{name}` is not declared as a past covariate and cannot enter the encoder."
-            )
+            raise LeakageError(f"Column `{name}` is not declared as a past covariate and cannot enter the encoder.")
     return tuple(requested)

@@ -57,7 +57,7 @@ def rolling_origins(
         short = (periods < min_train).to_numpy()
         skipped = {
             uid: f"only {n} periods up to cutoff {cut} (needs {min_train})"
-            for uid, n, cut in zip(ends.index[short], periods[short], cutoffs[short])
+            for uid, n, cut in zip(ends.index[short], periods[short], cutoffs[short], strict=False)
         }
         horizon_ends = pd.Series(grid[cut_pos + horizon], index=ends.index, name="horizon_end")
         history_starts = None

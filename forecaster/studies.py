@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pandas as pd
+import tomllib
 
 from . import datasets
 from .backtest import BacktestResult, backtest
@@ -35,8 +35,11 @@ def load_study_data(data: dict, base: Path) -> tuple[pd.DataFrame, dict]:
             raise ValueError(f"[data] loader must be one of {tuple(LOADERS)}; got {name!r}.")
         df, info = LOADERS[name](**data.get("args", {}))
         defaults = {
-            "horizon": info.horizon, "freq": info.freq, "season_length": info.season_length,
-            "future_covariates": list(info.future_covariates), "past_covariates": list(info.past_covariates),
+            "horizon": info.horizon,
+            "freq": info.freq,
+            "season_length": info.season_length,
+            "future_covariates": list(info.future_covariates),
+            "past_covariates": list(info.past_covariates),
             "static_covariates": list(info.static_covariates),
         }
         return df, {"description": f"{info.name} ({info.source})", **defaults}

@@ -137,7 +137,11 @@ def train(
             result.train_loss.append(loss.item())
             if step % config.eval_every and step != config.max_steps:
                 continue
-            current = evaluate(network, validation, quantiles, device) if use_validation else float(np.mean(result.train_loss[-config.eval_every :]))
+            current = (
+                evaluate(network, validation, quantiles, device)
+                if use_validation
+                else float(np.mean(result.train_loss[-config.eval_every :]))
+            )
             if use_validation:
                 result.val_loss.append((step, current))
             bar.set_postfix(loss=f"{result.train_loss[-1]:.4f}", val=f"{current:.4f}")

@@ -35,8 +35,7 @@ def _require_columns(df: pd.DataFrame, needed: list[str], argument: str) -> None
     missing = [name for name in needed if name not in df.columns]
     if missing:
         raise ValueError(
-            f"`{argument}` is missing column(s) {', '.join(f'`{m}`' for m in missing)}; "
-            f"it has {reprlib.repr(list(df.columns))}."
+            f"`{argument}` is missing column(s) {', '.join(f'`{m}`' for m in missing)}; it has {reprlib.repr(list(df.columns))}."
         )
 
 
@@ -50,8 +49,7 @@ def _to_naive_times(values: pd.Series, column: str) -> tuple[pd.Series, str | No
     if not pd.api.types.is_datetime64_any_dtype(values):
         if pd.api.types.is_numeric_dtype(values) or values.dtype == bool:
             raise TypeError(
-                f"Column `{column}` must hold timestamps (datetime64); found {values.dtype}. "
-                "Convert it with pd.to_datetime."
+                f"Column `{column}` must hold timestamps (datetime64); found {values.dtype}. Convert it with pd.to_datetime."
             )
         try:
             values = pd.to_datetime(values)
@@ -78,7 +76,9 @@ def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: b
     values = values.astype(np.float64)
     infinite = np.isinf(values.to_numpy())
     if infinite.any():
-        raise ValueError(f"Column `{name}` holds inf at {_first_row(df, infinite, columns)}; replace it with a finite value or NaN.")
+        raise ValueError(
+            f"Column `{name}` holds inf at {_first_row(df, infinite, columns)}; replace it with a finite value or NaN."
+        )
     return values
 
 
@@ -91,7 +91,9 @@ def _check_duplicates(df: pd.DataFrame, columns: Columns, argument: str) -> None
         )
 
 
-def clean_history(df: pd.DataFrame, columns: Columns, roles: CovariateRoles, argument: str = "df") -> tuple[pd.DataFrame, str | None]:
+def clean_history(
+    df: pd.DataFrame, columns: Columns, roles: CovariateRoles, argument: str = "df"
+) -> tuple[pd.DataFrame, str | None]:
     """Validate a history frame and return a sorted, typed copy and its time zone.
 
     Missing targets are kept as NaN (they are masked later, never imputed into the loss).
@@ -128,7 +130,9 @@ def clean_history(df: pd.DataFrame, columns: Columns, roles: CovariateRoles, arg
 def _check_statics(frame: pd.DataFrame, columns: Columns, roles: CovariateRoles) -> None:
     for name in roles.static:
         if frame[name].isna().any():
-            raise ValueError(f"Static covariate `{name}` is missing at {_first_row(frame, frame[name].isna().to_numpy(), columns)}.")
+            raise ValueError(
+                f"Static covariate `{name}` is missing at {_first_row(frame, frame[name].isna().to_numpy(), columns)}."
+            )
         varies = frame.groupby(columns.id, sort=False)[name].nunique() > 1
         if varies.any():
             raise ValueError(

@@ -35,7 +35,9 @@ def test_cutoffs_are_spaced_and_end_one_horizon_before_the_series_end():
 
 def test_result_frames_and_summary(result, data):
     f = result.forecasts
-    assert {"unique_id", "cutoff", "ds", "y", "seq2seq", "seq2seq_q10", "seq2seq_q90", "seasonal_naive", "auto_ets"} <= set(f.columns)
+    assert {"unique_id", "cutoff", "ds", "y", "seq2seq", "seq2seq_q10", "seq2seq_q90", "seasonal_naive", "auto_ets"} <= set(
+        f.columns
+    )
     assert f["cutoff"].nunique() == 2 and len(f) == 2 * 6 * 6
     assert (f["ds"] > f["cutoff"]).all()
     assert np.isfinite(f[["seq2seq", "seasonal_naive", "auto_ets"]].to_numpy()).all()

@@ -31,8 +31,13 @@ def test_vectorised_scales_match_per_series_kernel():
 def test_mase_agrees_with_utilsforecast():
     rng = np.random.default_rng(1)
     ds = pd.date_range("2000-01-01", periods=40, freq="MS")
-    train = pd.concat([pd.DataFrame({"unique_id": u, "ds": ds[:34], "y": rng.normal(10, 3, 34)}) for u in "abc"], ignore_index=True)
-    test = pd.concat([pd.DataFrame({"unique_id": u, "ds": ds[34:], "y": rng.normal(10, 3, 6), "model": rng.normal(10, 3, 6)}) for u in "abc"], ignore_index=True)
+    train = pd.concat(
+        [pd.DataFrame({"unique_id": u, "ds": ds[:34], "y": rng.normal(10, 3, 34)}) for u in "abc"], ignore_index=True
+    )
+    test = pd.concat(
+        [pd.DataFrame({"unique_id": u, "ds": ds[34:], "y": rng.normal(10, 3, 6), "model": rng.normal(10, 3, 6)}) for u in "abc"],
+        ignore_index=True,
+    )
     expected = uf_mase(test, ["model"], 12, train).set_index("unique_id")["model"]
     scales = seasonal_scales(train, 12).reset_index().assign(cutoff=ds[33])
     ours = score_forecasts(test.assign(cutoff=ds[33]), scales, ["model"], {}).set_index("unique_id")["mase"]
