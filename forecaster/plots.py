@@ -101,6 +101,7 @@ def plot_attention(
     unique_id=None,
     future_df: pd.DataFrame | None = None,
     forecasts: pd.DataFrame | None = None,
+    actuals: pd.DataFrame | None = None,
     id_col: str = "unique_id",
     time_col: str = "ds",
     target_col: str = "y",
@@ -111,9 +112,12 @@ def plot_attention(
         model_or_explanation: a fitted ``Seq2SeqForecaster`` (then ``explain`` and
             ``predict`` are run on ``df``/``future_df``) or an ``explain`` frame
             (best with ``include_padding=True``).
-        df: history to forecast from (for a model) or to draw (for a frame). Rows after
-            the forecast origin are drawn as actuals.
+        df: history to forecast from (for a model) or to draw (for a frame); for a frame,
+            rows after the forecast origin are drawn as actuals.
         unique_id: which series; default the first.
+        future_df: future-known covariates for the horizon (model mode).
+        forecasts: forecasts to draw (frame mode; ``predict`` or backtest columns).
+        actuals: observed values after the origin to draw against the forecast.
 
     Padded positions (before the series starts) are hatched grey, not drawn as zero weight.
     """
@@ -122,14 +126,15 @@ def plot_attention(
     if hasattr(model_or_explanation, "explain"):
         fitted = model_or_explanation
         id_col, time_col, target_col = fitted.id_col, fitted.time_col, fitted.target_col
-        source = None
-        if df is not None:
-            cut = df if unique_id is None else df[df[id_col] == unique_id]
-            source = cut
-        explanation = fitted.explain(df=source, future_df=future_df, include_padding=True)
-        forecast = fitted.predict(df=source, future_df=future_df)
-        if df is None:
-            history_df = fitted.history_
+        if df is not None and unique_id is not None:
+            df = df[df[id_col] == unique_id]
+        if future_df is not None and unique_id is not None:
+            future_df = future_df[future_df[id_col] == unique_id]
+        explanation = fitted.explain(df=df, future_df=future_df, include_padding=True)
+        forecast = fitted.predict(df=df, future_df=future_df)
+        history_df = fitted.history_ if df is None else df
+    if actuals is not None:
+        history_df = pd.concat([history_df, actuals]).drop_duplicates([id_col, time_col], keep="last")
     if unique_id is None:
         unique_id = explanation[id_col].iloc[0]
     ex = explanation[explanation[id_col] == unique_id]
