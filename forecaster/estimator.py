@@ -21,7 +21,7 @@ from .panel import Panel, build_panel, future_timestamps
 from .roles import CovariateRoles
 from .scaling import SCALERS
 from .training import TrainConfig, to_tensors, train
-from .validation import Columns, clean_future, clean_history
+from .validation import Columns, clean_future, clean_history, restore_zone
 from .windows import admissible_origins, assemble
 
 
@@ -298,9 +298,9 @@ class Seq2SeqForecaster(BaseEstimator):
                     f"`future_df` is required: the model uses future-known covariates {list(roles.future)} "
                     f"for the {self.horizon} periods after each series' end."
                 )
-            future = clean_future(future_df, columns, roles)
+            future = clean_future(future_df, columns, roles, tz)
         elif future_df is not None:
-            clean_future(future_df, columns, roles)  # still refuse targets or past covariates in it
+            clean_future(future_df, columns, roles, tz)  # still refuse targets or past covariates in it
         offset = normalise_freq(self.freq_)
         panel = build_panel(frame, columns, roles, self.features_, offset, self.input_size_, self.horizon, future, self.fill_gaps)
         return panel, tz
@@ -323,8 +323,7 @@ class Seq2SeqForecaster(BaseEstimator):
         return np.concatenate(outputs), np.concatenate(weights)
 
     def _localise(self, times: np.ndarray, tz: str | None) -> pd.DatetimeIndex:
-        index = pd.DatetimeIndex(times.ravel())
-        return index.tz_localize("UTC").tz_convert(tz) if tz else index
+        return restore_zone(pd.DatetimeIndex(times.ravel()), tz)
 
     def predict(self, df: pd.DataFrame | None = None, future_df: pd.DataFrame | None = None) -> pd.DataFrame:
         """Forecast ``horizon`` periods after the end of each series.

@@ -18,7 +18,7 @@ import pandas as pd
 from .features import FeatureSpec, encode_statics, scale_columns
 from .frequency import build_grid, calendar_features
 from .roles import CovariateRoles, LeakageError
-from .validation import Columns
+from .validation import Columns, when
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def _positions(times: pd.Series, grid: pd.DatetimeIndex, ids: pd.Series, offset:
     if off.any():
         row = int(np.flatnonzero(off)[0])
         raise ValueError(
-            f"`{argument}`: timestamp {times.iloc[row]} of series {ids.iloc[row]!r} is not on the "
+            f"`{argument}`: timestamp {when(times.iloc[row])} of series {ids.iloc[row]!r} is not on the "
             f"{offset.freqstr!r} grid; check `freq` or resample the data."
         )
     return pos
@@ -152,7 +152,7 @@ def _gap_message(uniques, codes, pos, start, gapped, grid, columns: Columns) -> 
     )
     names = reprlib.repr(list(uniques[gapped]))
     return (
-        f"Series {names} have gaps in `{columns.time}`; the first missing timestamp is {grid[missing]} "
+        f"Series {names} have gaps in `{columns.time}`; the first missing timestamp is {when(grid[missing])} "
         f"in series {uniques[first]!r}. Fill them (NaN targets are allowed) or pass fill_gaps=True."
     )
 
@@ -173,7 +173,7 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
     if early.any():
         row = int(np.flatnonzero(early)[0])
         raise LeakageError(
-            f"`future_df` has timestamp {future[columns.time].iloc[row]} for series {uniques[codes[row]]!r}, "
+            f"`future_df` has timestamp {when(future[columns.time].iloc[row])} for series {uniques[codes[row]]!r}, "
             "at or before the end of its history; it must hold only the horizon after the history."
         )
     keep = step <= horizon
@@ -181,9 +181,9 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
     covered[codes[keep], step[keep] - 1] = True
     if not covered.all():
         series, missing_step = np.argwhere(~covered)[0]
-        when = grid[end[series] + missing_step + 1]
+        stamp = grid[end[series] + missing_step + 1]
         raise ValueError(
-            f"`future_df` lacks the future covariates of series {uniques[series]!r} at {when} "
+            f"`future_df` lacks the future covariates of series {uniques[series]!r} at {when(stamp)} "
             f"(step {missing_step + 1} of {horizon}); it must cover every horizon step."
         )
     values = scale_columns(future.loc[keep], roles.future, spec)

@@ -133,9 +133,7 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
             f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
             f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
             f"- share of attention on the last season ({season} periods) before the origin: "
-            f"{diagnostics.last_season_share:.3f}\n\n"
-            + _markdown_table(diagnostics.by_step)
-            + f"\n\n> {CAUTION}\n"
+            f"{diagnostics.last_season_share:.3f}\n\n" + _markdown_table(diagnostics.by_step) + f"\n\n> {CAUTION}\n"
         )
     markdown = _markdown(result, summary, by_step, attention_md, images, title)
     (folder / "report.md").write_text(markdown)

@@ -126,7 +126,7 @@ def train(
             loss = pinball_loss(prediction, target, observed, quantiles)
             if not torch.isfinite(loss):
                 raise TrainingDivergedError(
-                    f"Training diverged at step {step} (loss is {float(loss)}); try a lower `learning_rate` "
+                    f"Training diverged at step {step} (loss is {loss.item()}); try a lower `learning_rate` "
                     "or another `scaler` (e.g. 'robust')."
                 )
             optimizer.zero_grad(set_to_none=True)

@@ -14,6 +14,10 @@ import pandas as pd
 from .roles import CovariateRoles, LeakageError
 
 
+class ColumnTypeError(TypeError, ValueError):
+    """A column has the wrong dtype (a TypeError that ``except ValueError`` also catches)."""
+
+
 @dataclass(frozen=True)
 class Columns:
     """Names of the id, time and target columns."""
@@ -41,38 +45,62 @@ def _require_columns(df: pd.DataFrame, needed: list[str], argument: str) -> None
 
 def _first_row(df: pd.DataFrame, mask: np.ndarray, columns: Columns) -> str:
     row = df.loc[mask].iloc[0]
-    return f"series {row[columns.id]!r} at {row[columns.time]}"
+    return f"series {row[columns.id]!r} at {when(row[columns.time])}"
 
 
-def _to_naive_times(values: pd.Series, column: str) -> tuple[pd.Series, str | None]:
-    """Timestamps as tz-naive UTC (when tz-aware) plus the original time zone."""
+def when(timestamp) -> str:
+    """A timestamp for messages: the date alone when it is midnight."""
+    stamp = pd.Timestamp(timestamp)
+    return str(stamp.date()) if stamp == stamp.normalize() else str(stamp)
+
+
+def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None) -> tuple[pd.Series, str | None]:
+    """Timestamps made tz-naive, plus a token saying how to restore the zone.
+
+    Daily or coarser data (every local time at midnight) keeps its local wall time,
+    so a month stays on its first day; sub-daily data is converted to UTC, which has
+    no daylight-saving gaps or repeats. The token is ``"wall:<tz>"`` or ``"utc:<tz>"``.
+    """
     if not pd.api.types.is_datetime64_any_dtype(values):
         if pd.api.types.is_numeric_dtype(values) or values.dtype == bool:
-            raise TypeError(
+            raise ColumnTypeError(
                 f"Column `{column}` must hold timestamps (datetime64); found {values.dtype}. Convert it with pd.to_datetime."
             )
         try:
             values = pd.to_datetime(values)
         except (ValueError, TypeError) as error:
-            raise TypeError(
+            raise ColumnTypeError(
                 f"Column `{column}` could not be parsed as timestamps ({error}); convert it with pd.to_datetime."
             ) from error
     if values.isna().any():
         raise ValueError(f"Column `{column}` holds missing timestamps (NaT) at {int(values.isna().sum())} row(s).")
     tz = getattr(values.dt, "tz", None)
-    if tz is not None:
-        values = values.dt.tz_convert("UTC").dt.tz_localize(None)
-    return values.astype("datetime64[ns]"), (str(tz) if tz is not None else None)
+    if tz is None:
+        return values.astype("datetime64[ns]"), tz_token
+    local = values.dt.tz_localize(None)
+    mode = tz_token.split(":", 1)[0] if tz_token else ("wall" if (local == local.dt.normalize()).all() else "utc")
+    naive = local if mode == "wall" else values.dt.tz_convert("UTC").dt.tz_localize(None)
+    return naive.astype("datetime64[ns]"), f"{mode}:{tz}"
+
+
+def restore_zone(times: pd.DatetimeIndex, tz_token: str | None) -> pd.DatetimeIndex:
+    """Undo :func:`_to_naive_times` on output timestamps."""
+    if not tz_token:
+        return times
+    mode, tz = tz_token.split(":", 1)
+    if mode == "wall":
+        return times.tz_localize(tz, ambiguous="NaT", nonexistent="shift_forward")
+    return times.tz_localize("UTC").tz_convert(tz)
 
 
 def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: bool) -> pd.Series:
     values = df[name]
     if values.dtype == bool or pd.api.types.is_bool_dtype(values):
         if not allow_bool:
-            raise TypeError(f"Column `{name}` is boolean; the target must be numeric (int or float).")
+            raise ColumnTypeError(f"Column `{name}` is boolean; the target must be numeric (int or float).")
         return values.astype(np.float64)
     if not pd.api.types.is_numeric_dtype(values):
-        raise TypeError(f"Column `{name}` must be numeric; found dtype {values.dtype}.")
+        raise ColumnTypeError(f"Column `{name}` must be numeric; found dtype {values.dtype}.")
     values = values.astype(np.float64)
     infinite = np.isinf(values.to_numpy())
     if infinite.any():
@@ -143,7 +171,7 @@ def _check_statics(frame: pd.DataFrame, columns: Columns, roles: CovariateRoles)
             raise ValueError(f"Static covariate `{name}` holds inf.")
 
 
-def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRoles) -> pd.DataFrame:
+def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRoles, tz_token: str | None = None) -> pd.DataFrame:
     """Validate a frame of future-known covariates for the horizon.
 
     Raises:
@@ -159,7 +187,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
     needed = [columns.id, columns.time, *roles.future]
     _require_columns(future_df, needed, "future_df")
     frame = future_df.loc[:, needed].copy()
-    frame[columns.time], _ = _to_naive_times(frame[columns.time], columns.time)
+    frame[columns.time], _ = _to_naive_times(frame[columns.time], columns.time, tz_token)
     for name in roles.future:
         frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
         missing = frame[name].isna().to_numpy()

@@ -1,0 +1,299 @@
+"""Bad input gets a clear error naming the culprit; valid input never gives NaN; nothing is mutated."""
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model, future_frame
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import forecaster.training as training
+from forecaster import LeakageError, TrainingDivergedError, backtest
+from forecaster.datasets import make_panel
+
+
+@pytest.fixture(scope="module")
+def clean():
+    df, _ = make_panel(n_series=5, length=36, seed=7, short_share=0.0, missing_share=0.0, static=False)
+    return df
+
+
+@pytest.fixture(scope="module")
+def plain_model(clean):
+    return fast_model().fit(clean)
+
+
+def _with(df, changes):
+    out = df.copy()
+    for (row, column), value in changes.items():
+        out.loc[row, column] = value
+    return out
+
+
+# ----------------------------------------------------------------------------- the bad-input matrix
+def test_missing_column_and_declared_but_absent_covariate(clean):
+    with pytest.raises(ValueError, match="missing column.*`y`"):
+        fast_model().fit(clean.drop(columns="y"))
+    with pytest.raises(ValueError, match="`weather`"):
+        fast_model(future_covariates=["weather"]).fit(clean)
+
+
+def test_duplicate_rows_name_the_series_and_time(clean):
+    with pytest.raises(ValueError, match=r"duplicate .*S000.*2000-01-01"):
+        fast_model().fit(pd.concat([clean, clean.head(1)]))
+
+
+def test_unsorted_rows_are_sorted(clean, plain_model):
+    shuffled = clean.sample(frac=1.0, random_state=0)
+    pd.testing.assert_frame_equal(plain_model.predict(df=shuffled), plain_model.predict(df=clean))
+
+
+@pytest.mark.parametrize("bad", [True, "text"])
+def test_non_numeric_or_boolean_target(clean, bad):
+    frame = clean.copy()
+    frame["y"] = bad if bad is True else "x"
+    with pytest.raises(ValueError, match="`y`"):
+        fast_model().fit(frame)
+
+
+def test_inf_in_target_or_covariate_names_series_and_time(clean):
+    with pytest.raises(ValueError, match=r"`y` holds inf at series 'S000' at 2000-04-01"):
+        fast_model().fit(_with(clean, {(3, "y"): np.inf}))
+    with pytest.raises(ValueError, match="`promo` holds inf"):
+        fast_model(future_covariates=["promo"]).fit(_with(clean, {(5, "promo"): -np.inf}))
+
+
+def test_nan_target_is_masked_but_nan_future_covariate_is_an_error(clean):
+    holes = _with(clean, {(4, "y"): np.nan, (40, "y"): np.nan})
+    forecast = fast_model().fit(holes).predict()
+    assert np.isfinite(forecast["y_hat"]).all()
+    with pytest.raises(ValueError, match="`promo` is missing at series 'S000'"):
+        fast_model(future_covariates=["promo"]).fit(_with(clean, {(2, "promo"): np.nan}))
+    model = fast_model(future_covariates=["promo"]).fit(clean)
+    future = future_frame(clean, 6)
+    future.loc[0, "promo"] = np.nan
+    with pytest.raises(ValueError, match="`future_df` column `promo` is missing"):
+        model.predict(future_df=future)
+
+
+def test_gaps_raise_by_default_and_can_be_filled_and_masked(clean):
+    gappy = clean.drop(index=[10, 11])
+    with pytest.raises(ValueError, match=r"gaps.*first missing timestamp is 2000-11-01.*fill_gaps=True"):
+        fast_model().fit(gappy)
+    forecast = fast_model(fill_gaps=True).fit(gappy).predict()
+    assert np.isfinite(forecast["y_hat"]).all()
+
+
+def test_mixed_or_undeterminable_frequency(clean):
+    weekly = clean[clean["unique_id"] == "S001"].assign(unique_id="W", ds=pd.date_range("2000-01-02", periods=36, freq="W"))
+    with pytest.raises(ValueError, match="Mixed frequencies"):
+        fast_model().fit(pd.concat([clean, weekly]))
+    odd = clean.copy()
+    odd["ds"] = odd["ds"] + pd.to_timedelta(np.random.default_rng(0).integers(0, 5, len(odd)), unit="D")
+    with pytest.raises(ValueError, match="frequency"):
+        fast_model().fit(odd)
+
+
+def test_timezone_aware_timestamps_come_back_in_their_zone(clean):
+    aware = clean.assign(ds=clean["ds"].dt.tz_localize("Europe/Paris"))
+    forecast = fast_model(freq="MS").fit(aware).predict()
+    assert str(forecast["ds"].dt.tz) == "Europe/Paris"
+    assert forecast["ds"].iloc[0] == pd.Timestamp("2003-01-01", tz="Europe/Paris")
+
+
+@pytest.mark.parametrize("ids", ["int", "str"])
+def test_integer_and_string_ids_survive_fit_predict_and_save(clean, ids, tmp_path):
+    codes = clean["unique_id"].str[1:].astype(int) + 100
+    frame = clean.assign(unique_id=codes if ids == "int" else "id-" + codes.astype(str))
+    model = fast_model().fit(frame)
+    forecast = model.predict()
+    assert set(forecast["unique_id"]) == set(frame["unique_id"])
+    model.save(tmp_path / "m")
+    pd.testing.assert_frame_equal(type(model).load(tmp_path / "m").predict(), forecast)
+
+
+def test_series_shorter_than_one_horizon_is_named(clean):
+    short = pd.concat([clean, clean.head(3).assign(unique_id="TINY")])
+    with pytest.raises(ValueError, match="TINY.*shorter than one horizon"):
+        fast_model().fit(short)
+
+
+def test_all_missing_series_is_named(clean):
+    frame = clean.copy()
+    frame.loc[frame["unique_id"] == "S002", "y"] = np.nan
+    with pytest.raises(ValueError, match="S002.*no observed value"):
+        fast_model().fit(frame)
+
+
+@pytest.mark.parametrize("scale", [1e12, 1e-9, -50.0])
+def test_extreme_and_negative_values_give_finite_forecasts_on_their_scale(clean, scale):
+    frame = clean.assign(y=clean["y"] * scale)
+    forecast = fast_model().fit(frame).predict()
+    assert np.isfinite(forecast["y_hat"]).all()
+    ratio = forecast["y_hat"].abs().median() / frame["y"].abs().median()
+    assert 0.2 < ratio < 5.0
+
+
+def test_constant_series_give_finite_forecasts(clean):
+    frame = clean.assign(y=np.where(clean["unique_id"] == "S000", 5.0, clean["y"]))
+    frame.loc[frame["unique_id"] == "S001", "y"] = 0.0
+    forecast = fast_model().fit(frame).predict()
+    assert np.isfinite(forecast.drop(columns=["unique_id", "ds"]).to_numpy()).all()
+
+
+def test_future_df_missing_extra_duplicated_and_leaky(clean):
+    model = fast_model(future_covariates=["promo"], past_covariates=["traffic"]).fit(clean)
+    future = future_frame(clean, 6)
+    with pytest.raises(ValueError, match=r"lacks .*'S000' at 2003-03-01 \(step 3 of 6\)"):
+        model.predict(future_df=future.drop(index=2))
+    with pytest.raises(ValueError, match="duplicate"):
+        model.predict(future_df=pd.concat([future, future.head(1)]))
+    off_grid = future.copy()
+    off_grid.loc[0, "ds"] = pd.Timestamp("2003-01-15")
+    with pytest.raises(ValueError, match="not on the 'MS' grid"):
+        model.predict(future_df=off_grid)
+    pd.testing.assert_frame_equal(model.predict(future_df=future_frame(clean, 10)), model.predict(future_df=future))
+    with pytest.raises(LeakageError):
+        model.predict(future_df=future.assign(traffic=0.0))
+    with pytest.raises(ValueError, match="not in the history"):
+        model.predict(future_df=pd.concat([future, future.head(6).assign(unique_id="GHOST")]))
+
+
+# ----------------------------------------------------------------------------- no mutation
+def test_callers_frames_are_never_modified(clean):
+    df = clean.sample(frac=1.0, random_state=1)
+    df.loc[df.index[3], "y"] = np.nan
+    future = future_frame(clean, 6)
+    df_before, future_before = df.copy(), future.copy()
+    model = fast_model(future_covariates=["promo"]).fit(df)
+    model.predict(df=df, future_df=future)
+    model.explain(df=df, future_df=future)
+    backtest(fast_model(future_covariates=["promo"]), df, n_windows=1, baselines=("seasonal_naive",), progress=False)
+    pd.testing.assert_frame_equal(df, df_before)
+    pd.testing.assert_frame_equal(future, future_before)
+
+
+# ----------------------------------------------------------------------------- properties
+@st.composite
+def histories(draw):
+    n_series = draw(st.integers(1, 4))
+    frames = []
+    for i in range(n_series):
+        length = draw(st.integers(7, 30))
+        level = draw(st.floats(-1e6, 1e6, allow_nan=False))
+        spread = draw(st.floats(0.0, 1e4, allow_nan=False))
+        seed = draw(st.integers(0, 2**16))
+        values = level + spread * np.random.default_rng(seed).standard_normal(length)
+        end = pd.Timestamp("2010-01-01") - pd.DateOffset(months=draw(st.integers(0, 5)))
+        frames.append(pd.DataFrame({"unique_id": f"P{i}", "ds": pd.date_range(end=end, periods=length, freq="MS"), "y": values}))
+    return pd.concat(frames, ignore_index=True)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(histories())
+def test_any_valid_history_gives_finite_forecasts_and_proper_attention(plain_model, history):
+    forecast = plain_model.predict(df=history)
+    assert np.isfinite(forecast[["y_hat", "y_hat_q10", "y_hat_q90"]].to_numpy()).all()
+    explanation = plain_model.explain(df=history, include_padding=True)
+    sums = explanation.groupby(["unique_id", "step"])["weight"].sum()
+    np.testing.assert_allclose(sums, 1.0, atol=1e-5)
+    assert explanation.loc[explanation["padded"], "weight"].abs().max() == 0.0 if explanation["padded"].any() else True
+    shuffled = plain_model.predict(df=history.sample(frac=1.0, random_state=0))
+    pd.testing.assert_frame_equal(forecast, shuffled)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(histories(), st.integers(1, 12))
+def test_appending_rows_to_another_series_leaves_a_forecast_unchanged(plain_model, history, extra):
+    first = history["unique_id"].iloc[0]
+    other = history[history["unique_id"] == first].tail(1)
+    grown = pd.DataFrame(
+        {
+            "unique_id": "OTHER",
+            "ds": pd.date_range(other["ds"].iloc[0], periods=extra + 20, freq="MS"),
+            "y": np.linspace(0, 1e5, extra + 20),
+        }
+    )
+    alone = plain_model.predict(df=history)
+    together = plain_model.predict(df=pd.concat([history, grown]))
+    pd.testing.assert_frame_equal(together[together["unique_id"] != "OTHER"].reset_index(drop=True), alone)
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.integers(0, 1000))
+def test_fitting_random_panels_never_returns_nan(seed):
+    df, _ = make_panel(n_series=4, length=30, seed=seed, missing_share=0.1, short_share=0.5, constant_share=0.3)
+    forecast = fast_model(max_steps=5).fit(df).predict(future_df=future_frame(df, 6))
+    assert np.isfinite(forecast["y_hat"]).all()
+
+
+# ----------------------------------------------------------------------------- training failures
+def test_divergence_stops_with_an_error_and_leaves_the_model_unfitted(clean, monkeypatch):
+    real = training.pinball_loss
+    calls = {"n": 0}
+
+    def exploding(*args, **kwargs):
+        calls["n"] += 1
+        loss = real(*args, **kwargs)
+        return loss * float("nan") if calls["n"] >= 3 else loss
+
+    monkeypatch.setattr(training, "pinball_loss", exploding)
+    model = fast_model()
+    with pytest.raises(TrainingDivergedError, match="learning_rate.*scaler"):
+        model.fit(clean)
+    assert not hasattr(model, "network_")
+
+
+def _interrupt_after(monkeypatch, n_calls):
+    real = training.pinball_loss
+    calls = {"n": 0}
+
+    def interrupting(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > n_calls:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "pinball_loss", interrupting)
+
+
+def test_interrupt_before_any_checkpoint_leaves_the_model_unfitted(clean, monkeypatch):
+    _interrupt_after(monkeypatch, 2)
+    model = fast_model(max_steps=200)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(clean)
+    assert not hasattr(model, "network_")
+
+
+def test_interrupt_after_a_checkpoint_keeps_the_best_weights(clean, monkeypatch):
+    _interrupt_after(monkeypatch, 60)  # past the first evaluation at step 50
+    model = fast_model(max_steps=200)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(clean)
+    assert model.train_result_.interrupted and model.train_result_.best_step == 50
+    assert any("interrupted" in str(w.message) for w in caught)
+    assert np.isfinite(model.predict()["y_hat"]).all()
+
+
+# ----------------------------------------------------------------------------- reproducibility
+def test_same_seed_gives_identical_forecasts_across_processes(clean, tmp_path):
+    path = tmp_path / "data.csv"
+    clean.to_csv(path, index=False)
+    script = textwrap.dedent(f"""
+        import sys, pandas as pd
+        sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+        from conftest import fast_model
+        df = pd.read_csv({str(path)!r}, parse_dates=["ds"])
+        print(fast_model().fit(df).predict()["y_hat"].to_numpy().tobytes().hex())
+    """)
+    outputs = [
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout for _ in range(2)
+    ]
+    here = pd.read_csv(path, parse_dates=["ds"])
+    assert outputs[0] == outputs[1] == fast_model().fit(here).predict()["y_hat"].to_numpy().tobytes().hex() + "\n"
