@@ -16,11 +16,12 @@ from sklearn.utils.validation import check_is_fitted
 from .attention import ATTENTIONS
 from .features import fit_features, static_width
 from .frequency import infer_offset, normalise_freq, season_length_for
-from .network import NetworkConfig, Seq2SeqNetwork
+from .members import TrainingJob, fit_members
+from .network import Ensemble, NetworkConfig
 from .panel import Panel, build_panel, future_timestamps
 from .roles import CovariateRoles
 from .scaling import SCALERS
-from .training import TrainConfig, to_tensors, train
+from .training import TrainConfig, to_tensors
 from .validation import Columns, clean_future, clean_history, restore_zone
 from .windows import admissible_origins, assemble
 
@@ -76,6 +77,8 @@ class Seq2SeqForecaster(BaseEstimator):
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
         fill_gaps: accept missing periods and mask them instead of raising.
+        n_models: ensemble members (seeds ``random_state + k``); forecasts are their median.
+        n_jobs: worker processes that train members in parallel (one torch thread each).
         device: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``.
         num_threads: torch CPU threads during fit/predict; None keeps torch's setting.
         progress: show a progress bar while training.
@@ -106,6 +109,8 @@ class Seq2SeqForecaster(BaseEstimator):
         id_col: str = "unique_id",
         time_col: str = "ds",
         target_col: str = "y",
+        n_models: int = 1,
+        n_jobs: int = 1,
         device: str = "auto",
         num_threads: int | None = 1,
         progress: bool = True,
@@ -133,6 +138,8 @@ class Seq2SeqForecaster(BaseEstimator):
         self.id_col = id_col
         self.time_col = time_col
         self.target_col = target_col
+        self.n_models = n_models
+        self.n_jobs = n_jobs
         self.device = device
         self.num_threads = num_threads
         self.progress = progress
@@ -155,6 +162,8 @@ class Seq2SeqForecaster(BaseEstimator):
         positive_int("max_steps", allow_none=True)
         positive_int("batch_size")
         positive_int("num_threads", allow_none=True)
+        positive_int("n_models")
+        positive_int("n_jobs")
         choices = {"attention": tuple(ATTENTIONS), "cell": ("gru", "lstm"), "scaler": SCALERS, "device": ("auto", "cpu", "cuda")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -220,11 +229,12 @@ class Seq2SeqForecaster(BaseEstimator):
         device = (
             "cuda" if self.device == "auto" and torch.cuda.is_available() else ("cpu" if self.device == "auto" else self.device)
         )
-        with _torch_threads(self.num_threads), torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.random_state)
-            network = Seq2SeqNetwork(config).to(device)
-            result = self._train(network, panel, roles, config, quantiles, device)
-            network.load_state_dict(result.state_dict)
+        job = self._training_job(panel, roles, config, quantiles, device)
+        seeds = [self.random_state + k for k in range(self.n_models)]
+        results = fit_members(job, seeds, self.n_jobs)
+        network = Ensemble(config, len(results)).to(device)
+        for member, result in zip(network.members, results, strict=True):
+            member.load_state_dict(result.state_dict)
         network.eval()
         # Learned state is assigned only once training has finished, so an interrupted
         # fit never leaves a half-updated estimator behind.
@@ -239,7 +249,8 @@ class Seq2SeqForecaster(BaseEstimator):
         self.tz_ = tz
         self.history_ = frame.groupby(columns.id, sort=False).tail(input_size).reset_index(drop=True)
         self.training_end_ = frame.groupby(columns.id, sort=False)[columns.time].max()
-        self.train_result_ = result
+        self.train_results_ = results
+        self.train_result_ = results[0]
         self.network_ = network
         return self
 
@@ -251,7 +262,8 @@ class Seq2SeqForecaster(BaseEstimator):
                 f"({self.horizon} periods); drop them or lower `horizon`."
             )
 
-    def _train(self, network, panel: Panel, roles: CovariateRoles, config: NetworkConfig, quantiles, device: str):
+    def _training_job(self, panel: Panel, roles: CovariateRoles, config: NetworkConfig, quantiles, device: str) -> TrainingJob:
+        """Training windows (all admissible origins) and, with early stopping, the last horizon held out in time."""
         input_size, horizon = config.input_size, config.horizon
         min_history = max(1, min(input_size, horizon) // 2)
         end_col = np.full(len(panel.ids), panel.last_col)
@@ -266,14 +278,8 @@ class Seq2SeqForecaster(BaseEstimator):
                 validation = assemble(panel, roles, v_series[at_end], v_origins[at_end], input_size, horizon, self.scaler, True)
         if len(series) == 0:
             raise ValueError("No training window fits in the data: the series are too short for `horizon`; lower it.")
-        steps = self.max_steps or default_max_steps(len(series), self.batch_size)
-
-        def sample(rng: np.random.Generator):
-            pick = rng.integers(0, len(series), self.batch_size)
-            return assemble(panel, roles, series[pick], origins[pick], input_size, horizon, self.scaler, True)
-
         train_config = TrainConfig(
-            max_steps=steps,
+            max_steps=self.max_steps or default_max_steps(len(series), self.batch_size),
             batch_size=self.batch_size,
             learning_rate=float(self.learning_rate),
             quantiles=quantiles,
@@ -281,7 +287,7 @@ class Seq2SeqForecaster(BaseEstimator):
             progress=self.progress,
             device=device,
         )
-        return train(network, sample, validation, train_config, self.random_state)
+        return TrainingJob(panel, roles, series, origins, validation, config, train_config, self.scaler, self.num_threads)
 
     # ------------------------------------------------------------------ predict
     def _panel_for(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:

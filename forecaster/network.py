@@ -158,3 +158,22 @@ def _monotone(level: torch.Tensor, spreads: torch.Tensor, below: int) -> torch.T
     lower = level - torch.flip(torch.cumsum(F.softplus(spreads[..., :below]), dim=-1), dims=[-1])
     upper = level + torch.cumsum(F.softplus(spreads[..., below:]), dim=-1)
     return torch.cat([lower, level, upper], dim=-1)
+
+
+class Ensemble(nn.Module):
+    """Several members of one architecture; forecasts are the member median, attention the member mean.
+
+    The median of monotone quantile vectors is monotone, and the mean of attention
+    rows still sums to one with zero weight on padding.
+    """
+
+    def __init__(self, config: NetworkConfig, n_models: int):
+        super().__init__()
+        self.config = config
+        self.members = nn.ModuleList(Seq2SeqNetwork(config) for _ in range(n_models))
+
+    def forward(self, **inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        outputs, weights = zip(*(member(**inputs) for member in self.members), strict=True)
+        if len(outputs) == 1:
+            return outputs[0], weights[0]
+        return torch.quantile(torch.stack(outputs), 0.5, dim=0), torch.stack(weights).mean(dim=0)

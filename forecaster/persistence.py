@@ -19,7 +19,7 @@ import torch
 
 from . import __version__
 from .features import FeatureSpec
-from .network import NetworkConfig, Seq2SeqNetwork
+from .network import Ensemble, NetworkConfig
 from .roles import CovariateRoles
 
 FORMAT_VERSION = 1
@@ -75,6 +75,7 @@ def save_model(model, path) -> None:
             "features": model.features_.to_dict(),
             "quantiles": list(model.quantiles_),
             "network": model.network_config_.to_dict(),
+            "n_members": len(model.network_.members),
             "tz": model.tz_,
             "history_columns": kinds,
             "training_end": {
@@ -120,7 +121,7 @@ def load_model(cls, path):
     model = cls(**config["params"])
     try:
         state = torch.load(folder / WEIGHTS, map_location="cpu", weights_only=True)
-        network = Seq2SeqNetwork(NetworkConfig(**fitted["network"]))
+        network = Ensemble(NetworkConfig(**fitted["network"]), int(fitted.get("n_members", 1)))
         network.load_state_dict(state)
     except Exception as error:  # noqa: BLE001 - any failure here means an unusable file
         raise ModelFileError(f"Could not load `{WEIGHTS}` from {str(folder)!r}: {error}") from error
@@ -143,5 +144,6 @@ def load_model(cls, path):
     ends = fitted["training_end"]
     model.training_end_ = pd.Series(pd.to_datetime(ends["ds"]), index=pd.Index(ends["ids"], name=model.id_col))
     model.train_result_ = None
+    model.train_results_ = []
     model.network_ = network
     return model

@@ -1,0 +1,113 @@
+"""Accuracy and cost of Seq2SeqForecaster against SeasonalNaive and AutoETS on public panels.
+
+Two protocols:
+  --protocol validation   3 rolling origins on the training part only (used to choose defaults)
+  --protocol test         fit on the official training part, score once on the official test part
+
+Prints MASE, sMAPE, wall time (fit + predict) and peak RSS. Run with OMP_WAIT_POLICY=PASSIVE:
+  OMP_WAIT_POLICY=PASSIVE python benchmarks/accuracy.py --panel tourism_quarterly --protocol test
+Model parameters can be overridden with --model '{"n_models": 3}'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+
+import pandas as pd
+
+from forecaster import Seq2SeqForecaster, backtest
+from forecaster.baselines import run_baselines
+from forecaster.datasets import load_m3, load_tourism
+from forecaster.metrics import score_forecasts, seasonal_scales
+
+PANELS = {
+    "m3_monthly": lambda split: load_m3("monthly", split),
+    "tourism_quarterly": lambda split: load_tourism("quarterly", split),
+}
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def official_test(panel: str, params: dict, nhits: bool) -> pd.DataFrame:
+    train, info = PANELS[panel]("train")
+    test, _ = PANELS[panel]("test")
+    horizon, season = info.horizon, info.season_length
+    rows, frames = [], []
+    tick = time.perf_counter()
+    model = Seq2SeqForecaster(horizon=horizon, freq=info.freq, **params).fit(train)
+    forecast = model.predict()
+    rows.append(("seq2seq", time.perf_counter() - tick, peak_rss_mb()))
+    frames.append(forecast.rename(columns={"y_hat": "seq2seq"})[["unique_id", "ds", "seq2seq"]])
+    for name in ("seasonal_naive", "auto_ets"):
+        tick = time.perf_counter()
+        base = run_baselines(train, horizon, info.freq, season, (name,), level=None, n_jobs=1)
+        rows.append((name, time.perf_counter() - tick, peak_rss_mb()))
+        frames.append(base[["unique_id", "ds", name]])
+    if nhits:
+        frames.append(_nhits(train, info, rows))
+    merged = test[["unique_id", "ds", "y"]]
+    for frame in frames:
+        merged = merged.merge(frame, on=["unique_id", "ds"], how="left")
+    cutoff = train["ds"].max()
+    scales = seasonal_scales(train, season).reset_index().assign(cutoff=cutoff)
+    models = [name for name, *_ in rows]
+    metrics = score_forecasts(merged.assign(cutoff=cutoff), scales, models, {})
+    table = metrics.groupby("model")[["mase", "smape"]].mean().loc[models]
+    timing = pd.DataFrame(rows, columns=["model", "seconds", "peak_rss_mb"]).set_index("model")
+    return table.join(timing)
+
+
+def _nhits(train: pd.DataFrame, info, rows: list) -> pd.DataFrame:
+    from neuralforecast import NeuralForecast
+    from neuralforecast.models import NHITS
+
+    tick = time.perf_counter()
+    nf = NeuralForecast(models=[NHITS(h=info.horizon, input_size=2 * info.horizon)], freq=info.freq)
+    nf.fit(df=train)
+    out = nf.predict().reset_index()
+    rows.append(("nhits", time.perf_counter() - tick, peak_rss_mb()))
+    return out.rename(columns={"NHITS": "nhits"})[["unique_id", "ds", "nhits"]]
+
+
+def validation(panel: str, params: dict, baselines: bool) -> pd.DataFrame:
+    train, info = PANELS[panel]("train")
+    model = Seq2SeqForecaster(horizon=info.horizon, freq=info.freq, **params)
+    names = ("seasonal_naive", "auto_ets") if baselines else ()
+    result = backtest(model, train, n_windows=3, n_jobs=1, baselines=names, progress=False)
+    summary = result.summary()
+    wanted = ["mean_mase", "median_mase", "mean_smape", "rel_mase_vs_auto_ets", "fit_seconds", "predict_seconds"]
+    return summary[[c for c in wanted if c in summary.columns]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--panel", choices=sorted(PANELS), required=True)
+    parser.add_argument("--protocol", choices=("validation", "test"), default="validation")
+    parser.add_argument("--model", default="{}", help="JSON of Seq2SeqForecaster parameters")
+    parser.add_argument("--nhits", action="store_true", help="also run neuralforecast's NHITS (optional extra)")
+    parser.add_argument("--no-baselines", action="store_true", help="validation: score the model only")
+    args = parser.parse_args()
+    params = {"progress": False, **json.loads(args.model)}
+    started = time.perf_counter()
+    table = (
+        official_test(args.panel, params, args.nhits)
+        if args.protocol == "test"
+        else validation(args.panel, params, not args.no_baselines)
+    )
+    with pd.option_context("display.width", 250, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
+        print(f"panel={args.panel} protocol={args.protocol} model={json.dumps(params)}")
+        print(table)
+    if args.protocol == "test":
+        ratio = table.loc["seq2seq", "mase"] / table.loc["auto_ets", "mase"]
+        cost = table.loc["seq2seq", "seconds"] / table.loc["auto_ets", "seconds"]
+        print(f"MASE seq2seq / AutoETS = {ratio:.3f}; wall time seq2seq / AutoETS = {cost:.2f}")
+    print(f"total {time.perf_counter() - started:.0f} s, peak RSS {peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
