@@ -86,3 +86,17 @@ def test_explain_weights_sum_to_one_and_skip_padding(fitted, panel):
     starts = df.groupby("unique_id")["ds"].min()
     assert (explanation["ds_history"] >= explanation["unique_id"].map(starts)).all()
     assert (explanation["ds_history"] < explanation["ds"]).all()
+
+
+def test_ensemble_members_train_identically_in_worker_processes(panel, tmp_path):
+    df, _ = panel
+    sequential = fast_model(n_models=2).fit(df)
+    parallel = fast_model(n_models=2, n_jobs=2).fit(df)
+    pd.testing.assert_frame_equal(sequential.predict(), parallel.predict())
+    single = fast_model().fit(df).predict()
+    assert not np.allclose(single["y_hat"], sequential.predict()["y_hat"])
+    sequential.save(tmp_path / "ensemble")
+    loaded = Seq2SeqForecaster.load(tmp_path / "ensemble")
+    pd.testing.assert_frame_equal(loaded.predict(), sequential.predict())
+    explanation = loaded.explain()
+    np.testing.assert_allclose(explanation.groupby(["unique_id", "step"])["weight"].sum(), 1.0, atol=1e-5)
