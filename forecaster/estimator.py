@@ -76,6 +76,8 @@ class Seq2SeqForecaster(BaseEstimator):
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
+        refit_on_full: after early stopping, retrain from the same seed on every window (the
+            held-out horizon included) for the best step count; about twice the training time.
         fill_gaps: accept missing periods and mask them instead of raising.
         n_models: ensemble members (seeds ``random_state + k``); forecasts are their median.
         n_jobs: worker processes that train members in parallel (one torch thread each).
@@ -105,6 +107,7 @@ class Seq2SeqForecaster(BaseEstimator):
         batch_size: int = 128,
         learning_rate: float = 3e-3,
         early_stopping: bool = True,
+        refit_on_full: bool = False,
         fill_gaps: bool = False,
         id_col: str = "unique_id",
         time_col: str = "ds",
@@ -134,6 +137,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.early_stopping = early_stopping
+        self.refit_on_full = refit_on_full
         self.fill_gaps = fill_gaps
         self.id_col = id_col
         self.time_col = time_col
@@ -268,7 +272,7 @@ class Seq2SeqForecaster(BaseEstimator):
         min_history = max(1, min(input_size, horizon) // 2)
         end_col = np.full(len(panel.ids), panel.last_col)
         validation = None
-        series, origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
+        series, origins = all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
         if self.early_stopping:
             t_series, t_origins = admissible_origins(panel, input_size, horizon, end_col - horizon, min_history)
             v_series, v_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
@@ -287,7 +291,20 @@ class Seq2SeqForecaster(BaseEstimator):
             progress=self.progress,
             device=device,
         )
-        return TrainingJob(panel, roles, series, origins, validation, config, train_config, self.scaler, self.num_threads)
+        refit = self.refit_on_full and validation is not None
+        return TrainingJob(
+            panel,
+            roles,
+            series,
+            origins,
+            validation,
+            config,
+            train_config,
+            self.scaler,
+            self.num_threads,
+            full_series=all_series if refit else None,
+            full_origins=all_origins if refit else None,
+        )
 
     # ------------------------------------------------------------------ predict
     def _panel_for(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:

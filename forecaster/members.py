@@ -35,25 +35,38 @@ class TrainingJob:
     train: TrainConfig
     scaler: str
     num_threads: int | None
+    full_series: np.ndarray | None = None  # all windows, including the held-out last horizon,
+    full_origins: np.ndarray | None = None  # for the refit after early stopping (None: no refit)
+
+
+def _sampler(job: TrainingJob, series: np.ndarray, origins: np.ndarray):
+    config = job.network
+
+    def sample(rng: np.random.Generator) -> Batch:
+        pick = rng.integers(0, len(series), job.train.batch_size)
+        return assemble(job.panel, job.roles, series[pick], origins[pick], config.input_size, config.horizon, job.scaler, True)
+
+    return sample
 
 
 def _fit_member(job: TrainingJob, seed: int) -> TrainResult:
-    config = job.network
+    """Train one member; with a refit, retrain on every window for the early-stopped step count."""
     previous = torch.get_num_threads()
     if job.num_threads:
         torch.set_num_threads(job.num_threads)
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            network = Seq2SeqNetwork(config).to(job.train.device)
-
-            def sample(rng: np.random.Generator) -> Batch:
-                pick = rng.integers(0, len(job.series), job.train.batch_size)
-                return assemble(
-                    job.panel, job.roles, job.series[pick], job.origins[pick], config.input_size, config.horizon, job.scaler, True
-                )
-
-            return train(network, sample, job.validation, job.train, seed)
+            network = Seq2SeqNetwork(job.network).to(job.train.device)
+            result = train(network, _sampler(job, job.series, job.origins), job.validation, job.train, seed)
+            if job.full_series is None or job.validation is None or result.interrupted:
+                return result
+            torch.manual_seed(seed)
+            network = Seq2SeqNetwork(job.network).to(job.train.device)
+            again = replace(job.train, max_steps=max(result.best_step, 1), early_stopping=False)
+            refit = train(network, _sampler(job, job.full_series, job.full_origins), None, again, seed)
+            refit.val_loss = result.val_loss
+            return refit
     finally:
         torch.set_num_threads(previous)
 

@@ -99,7 +99,8 @@ def train(
         validation: held-out windows (the last horizon of each series) for early stopping.
 
     Returns:
-        The best weights (lowest validation loss, or the last when there is no validation).
+        The best weights (lowest validation loss), or the last checkpoint when there is no
+        validation; checkpoints are taken every ``eval_every`` steps and at the last step.
 
     Raises:
         TrainingDivergedError: the loss became NaN or infinite.
@@ -145,10 +146,10 @@ def train(
             if use_validation:
                 result.val_loss.append((step, current))
             bar.set_postfix(loss=f"{result.train_loss[-1]:.4f}", val=f"{current:.4f}")
-            if current < best:
-                best, stale = current, 0
+            if current < best or not use_validation:  # without validation, keep the latest checkpoint
+                best, stale = min(best, current), 0
                 result.state_dict, result.best_step = copy.deepcopy(network.state_dict()), step
-            elif use_validation:
+            else:
                 stale += 1
                 if stale >= config.patience:
                     break
