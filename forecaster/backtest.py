@@ -133,15 +133,21 @@ def guard_fold(train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, col
 
 
 def _check_not_fitted_past(model: Seq2SeqForecaster, first: Fold) -> None:
+    """Refuse a model that has already seen data after the first fold's cutoffs.
+
+    Per series, its training data must end by its first cutoff; across the panel, the
+    model must not have seen any period after the latest first cutoff (a global model
+    learns shared shocks from other series too).
+    """
     ends = getattr(model, "training_end_", None)
-    if ends is None:
+    if ends is None or first.cutoffs.empty:
         return
     common = ends.index.intersection(first.cutoffs.index)
     late = ends[common] > first.cutoffs[common]
-    if late.any() or len(common) == 0 and len(ends):
-        names = reprlib.repr(list(late.index[late])) if late.any() else "(series not in this data)"
+    if late.any() or ends.max() > first.cutoffs.max():
+        names = reprlib.repr(list(late.index[late])) if late.any() else f"data up to {ends.max()}"
         raise LeakageError(
-            f"The model was already fitted on data that reaches past the first cutoff (series {names}); "
+            f"The model was already fitted on data that reaches past the first cutoff ({names}); "
             "a backtest of a model that has seen the test periods is meaningless. Pass an unfitted model."
         )
 

@@ -1,0 +1,60 @@
+"""Training and inference throughput of Seq2SeqForecaster on a synthetic panel.
+
+  OMP_WAIT_POLICY=PASSIVE python benchmarks/throughput.py
+
+Prints batch assembly time, training steps per second for 1 and 2 torch threads, the
+wall time of a 2-member ensemble trained sequentially and in 2 worker processes, and
+predict throughput (series per second).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from forecaster import Seq2SeqForecaster
+from forecaster.datasets import make_panel
+from forecaster.features import fit_features
+from forecaster.frequency import normalise_freq
+from forecaster.panel import build_panel
+from forecaster.roles import CovariateRoles
+from forecaster.validation import Columns, clean_history
+from forecaster.windows import admissible_origins, assemble
+
+
+def main() -> None:
+    df, _ = make_panel(n_series=1000, length=120, seed=0)
+    print(f"panel: {df['unique_id'].nunique()} series, {len(df)} rows, horizon 18, input 36")
+
+    roles = CovariateRoles(future=("promo",), past=("traffic",))
+    frame, _ = clean_history(df, Columns(), roles)
+    panel = build_panel(frame, Columns(), roles, fit_features(frame, "unique_id", roles), normalise_freq("MS"), 36, 18)
+    series, origins = admissible_origins(panel, 36, 18, np.full(len(panel.ids), panel.last_col), 9)
+    rng = np.random.default_rng(0)
+    tick = time.perf_counter()
+    for _ in range(200):
+        pick = rng.integers(0, len(series), 128)
+        assemble(panel, roles, series[pick], origins[pick], 36, 18, "standard", True)
+    print(f"batch assembly: {(time.perf_counter() - tick) / 200 * 1e3:.2f} ms per batch of 128 ({len(series)} windows)")
+
+    for threads in (1, 2):
+        model = Seq2SeqForecaster(horizon=18, max_steps=100, early_stopping=False, progress=False, num_threads=threads)
+        tick = time.perf_counter()
+        model.fit(df)
+        print(f"training, {threads} thread(s): {100 / (time.perf_counter() - tick):.1f} steps/s (batch 128)")
+
+    for jobs in (1, 2):
+        model = Seq2SeqForecaster(horizon=18, max_steps=100, early_stopping=False, progress=False, n_models=2, n_jobs=jobs)
+        tick = time.perf_counter()
+        model.fit(df)
+        print(f"2-member ensemble, n_jobs={jobs}: {time.perf_counter() - tick:.1f} s")
+
+    tick = time.perf_counter()
+    forecast = model.predict()
+    seconds = time.perf_counter() - tick
+    print(f"predict: {forecast['unique_id'].nunique() / seconds:.0f} series/s ({seconds:.2f} s for 1000 series)")
+
+
+if __name__ == "__main__":
+    main()
