@@ -166,7 +166,8 @@ def _markdown(result, summary, by_step, attention_md, images, title) -> str:
         "fold's training data; zero scales are excluded and counted (`n_zero_scale`). `rel_mase_vs_X` is the "
         "model's mean MASE over the baseline's on the same series and folds; `win_rate` is the share of "
         "series-folds where the model has the lowest MASE; `coverage` is the share of actuals inside the "
-        "outermost interval (nominal 80% by default).",
+        "outermost interval (nominal 80% by default). Seconds: the model's fit and predict time summed over folds; "
+        "for the statsforecast baselines, `fit_seconds` is fit plus forecast.",
         "",
         "## MASE by horizon step",
         "",
