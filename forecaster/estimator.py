@@ -403,9 +403,8 @@ class Seq2SeqForecaster(BaseEstimator):
         target_times = future_timestamps(panel)  # (N, H)
         inside = hist_cols[None, :] >= panel.first_col[:, None]  # (N, T)
         s_idx, h_idx, t_idx = np.meshgrid(series, np.arange(h), np.arange(t), indexing="ij")
-        keep = np.broadcast_to(inside[:, None, :], weights.shape)
-        if include_padding:
-            keep = np.ones(weights.shape, dtype=bool)
+        real = np.broadcast_to(inside[:, None, :], weights.shape)
+        keep = np.ones(weights.shape, dtype=bool) if include_padding else real
         out = pd.DataFrame(
             {
                 self.id_col: panel.ids[s_idx[keep]],
@@ -417,7 +416,7 @@ class Seq2SeqForecaster(BaseEstimator):
             }
         )
         if include_padding:
-            out["padded"] = ~np.broadcast_to(inside[:, None, :], weights.shape)[keep]
+            out["padded"] = ~real.ravel()
         return out
 
     # ------------------------------------------------------------------ persistence
