@@ -44,3 +44,19 @@ def test_explain_command_plots_a_saved_model(tmp_path, panel):
     pngs = list((tmp_path / "plots").glob("attention_*.png"))
     assert len(pngs) >= 2 and all(p.stat().st_size > 0 for p in pngs)
     assert len(pd.read_csv(tmp_path / "plots" / "attention.csv")) > 0
+
+
+def test_study_spec_can_name_a_csv_with_its_own_column_names(tmp_path):
+    from forecaster.datasets import make_panel
+    from forecaster.studies import run_study
+
+    df, _ = make_panel(n_series=4, length=40, seed=2)
+    df.rename(columns={"unique_id": "store", "ds": "month", "y": "sales"}).to_csv(tmp_path / "sales.csv", index=False)
+    (tmp_path / "study.toml").write_text(
+        '[data]\npath = "sales.csv"\nid_col = "store"\ntime_col = "month"\ntarget_col = "sales"\nfreq = "MS"\n'
+        'future_covariates = ["promo"]\n[model]\nhorizon = 6\ninput_size = 12\nhidden_size = 8\nmax_steps = 5\n'
+        '[backtest]\nn_windows = 1\nbaselines = ["seasonal_naive"]\n'
+    )
+    result, spec = run_study(tmp_path / "study.toml", progress=False)
+    assert result.settings["model_params"]["future_covariates"] == ["promo"]
+    assert set(result.forecasts["unique_id"]) == set(df["unique_id"]) and result.settings["data"] == "sales.csv"
