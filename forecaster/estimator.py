@@ -77,6 +77,8 @@ class Seq2SeqForecaster(BaseEstimator):
         quantiles: quantile levels to forecast; None gives point forecasts (MAE loss).
         attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
         hidden_size, num_layers, cell, dropout: network size (``cell`` is ``"gru"`` or ``"lstm"``).
+        linear_skip: add a linear map from the scaled history to every horizon step (helps
+            extrapolate trends; the attention then carries less of the work and gets flatter).
         scaler: per-window target scaling, ``"standard"``, ``"robust"`` or ``"meanabs"``.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
@@ -107,6 +109,7 @@ class Seq2SeqForecaster(BaseEstimator):
         num_layers: int = 1,
         cell: str = "gru",
         dropout: float = 0.1,
+        linear_skip: bool = False,
         scaler: str = "standard",
         max_steps: int | None = None,
         batch_size: int = 128,
@@ -137,6 +140,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.num_layers = num_layers
         self.cell = cell
         self.dropout = dropout
+        self.linear_skip = linear_skip
         self.scaler = scaler
         self.max_steps = max_steps
         self.batch_size = batch_size
@@ -234,6 +238,7 @@ class Seq2SeqForecaster(BaseEstimator):
             dropout=float(self.dropout),
             cell=self.cell,
             attention=self.attention,
+            skip=bool(self.linear_skip),
         )
         device = (
             "cuda" if self.device == "auto" and torch.cuda.is_available() else ("cpu" if self.device == "auto" else self.device)
