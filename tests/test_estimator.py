@@ -62,9 +62,9 @@ def test_same_seed_same_forecasts_and_other_seed_differs(panel):
     assert not np.allclose(first["y_hat"], other["y_hat"])
 
 
-def test_additive_and_lstm_variants_fit(panel):
+def test_additive_lstm_and_skip_variants_fit(panel):
     df, _ = panel
-    for overrides in ({"attention": "additive"}, {"cell": "lstm", "num_layers": 2}):
+    for overrides in ({"attention": "additive"}, {"cell": "lstm", "num_layers": 2}, {"linear_skip": True}):
         forecast = fast_model(**overrides).fit(df).predict()
         assert np.isfinite(forecast["y_hat"]).all()
 
