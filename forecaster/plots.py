@@ -31,11 +31,23 @@ def _point_and_band(forecasts: pd.DataFrame, model: str | None) -> tuple[str, st
 
 
 def _draw_forecast(
-    ax, history: pd.DataFrame, forecast: pd.DataFrame, actual: pd.DataFrame | None, point, lo, hi, id_col, time_col, target_col
+    ax,
+    history: pd.DataFrame | None,
+    forecast: pd.DataFrame | None,
+    actual: pd.DataFrame | None,
+    point,
+    lo,
+    hi,
+    time_col,
+    target_col,
 ) -> None:
-    ax.plot(history[time_col], history[target_col], color="0.2", lw=1.2, label="history")
+    """History (solid), actuals (dashed) and forecast with its band; any part may be None."""
+    if history is not None:
+        ax.plot(history[time_col], history[target_col], color="0.2", lw=1.2, label="history")
     if actual is not None and len(actual):
         ax.plot(actual[time_col], actual[target_col], color="0.2", lw=1.2, ls="--", label="actual")
+    if forecast is None:
+        return
     ax.plot(forecast[time_col], forecast[point], color="C0", lw=1.6, label="forecast")
     if lo is not None:
         low, high = forecast[lo].to_numpy(), forecast[hi].to_numpy()
@@ -76,7 +88,7 @@ def plot_forecast(
         keep = history or 4 * len(fc)
         past = series[series[time_col] < origin].tail(keep)
         after = series[(series[time_col] >= origin) & (series[time_col] <= fc[time_col].max())]
-        _draw_forecast(ax, past, fc, after, point, lo, hi, id_col, time_col, target_col)
+        _draw_forecast(ax, past, fc, after, point, lo, hi, time_col, target_col)
         ax.set_title(str(uid), loc="left", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0, 0].legend(loc="upper left", fontsize=8, ncol=4)
@@ -150,19 +162,15 @@ def plot_attention(
     fig, (top, bottom) = plt.subplots(
         2, 1, figsize=(10, 6.5), sharex=True, gridspec_kw={"height_ratios": [1.1, 1.4], "hspace": 0.08}
     )
+    past = after = fc = None
+    point, lo, hi = "y_hat", None, None
     if history_df is not None:
         series = history_df[history_df[id_col] == unique_id].sort_values(time_col)
-        past = series[series[time_col] < origin]
-        after = series[series[time_col] >= origin]
-        top.plot(past[time_col], past[target_col], color="0.2", lw=1.2, label="history")
-        if len(after):
-            top.plot(after[time_col], after[target_col], color="0.2", lw=1.2, ls="--", label="actual")
+        past, after = series[series[time_col] < origin], series[series[time_col] >= origin]
     if forecast is not None:
         fc = forecast[forecast[id_col] == unique_id]
         point, lo, hi = _point_and_band(fc, None)
-        top.plot(fc[time_col], fc[point], color="C0", lw=1.6, label="forecast")
-        if lo is not None:
-            top.fill_between(fc[time_col], fc[lo], fc[hi], color="C0", alpha=0.2, label="interval")
+    _draw_forecast(top, past, fc, after, point, lo, hi, time_col, target_col)
     top.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
     top.set_title(f"{unique_id}: where each horizon step looked", loc="left", fontsize=11)
     top.legend(loc="upper left", fontsize=8, ncol=4)
