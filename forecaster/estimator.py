@@ -20,7 +20,7 @@ from .members import TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
 from .panel import Panel, build_panel, future_timestamps
 from .roles import CovariateRoles
-from .scaling import SCALERS
+from .scaling import LOSS_SCALES, SCALERS, naive_error_table
 from .training import TrainConfig, to_tensors
 from .validation import Columns, clean_future, clean_history, restore_zone
 from .windows import admissible_origins, assemble
@@ -80,6 +80,9 @@ class Seq2SeqForecaster(BaseEstimator):
         linear_skip: add a linear map from the scaled history to every horizon step (helps
             extrapolate trends; the attention then carries less of the work and gets flatter).
         scaler: per-window target scaling, ``"standard"``, ``"robust"`` or ``"meanabs"``.
+        loss_scale: units of the training loss: ``"window"`` (errors in the window's scaled
+            units) or ``"seasonal_naive"`` (errors relative to each series' in-sample
+            seasonal-naive error up to the origin, the MASE denominator).
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
@@ -111,6 +114,7 @@ class Seq2SeqForecaster(BaseEstimator):
         dropout: float = 0.1,
         linear_skip: bool = False,
         scaler: str = "standard",
+        loss_scale: str = "window",
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,
@@ -142,6 +146,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.dropout = dropout
         self.linear_skip = linear_skip
         self.scaler = scaler
+        self.loss_scale = loss_scale
         self.max_steps = max_steps
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -177,7 +182,13 @@ class Seq2SeqForecaster(BaseEstimator):
         positive_int("num_threads", allow_none=True)
         positive_int("n_models")
         positive_int("n_jobs")
-        choices = {"attention": tuple(ATTENTIONS), "cell": ("gru", "lstm"), "scaler": SCALERS, "device": ("auto", "cpu", "cuda")}
+        choices = {
+            "attention": tuple(ATTENTIONS),
+            "cell": ("gru", "lstm"),
+            "scaler": SCALERS,
+            "loss_scale": LOSS_SCALES,
+            "device": ("auto", "cpu", "cuda"),
+        }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"`{name}` must be one of {allowed}; got {getattr(self, name)!r}.")
@@ -243,7 +254,7 @@ class Seq2SeqForecaster(BaseEstimator):
         device = (
             "cuda" if self.device == "auto" and torch.cuda.is_available() else ("cpu" if self.device == "auto" else self.device)
         )
-        job = self._training_job(panel, roles, config, quantiles, device)
+        job = self._training_job(panel, roles, config, quantiles, device, season)
         seeds = [self.random_state + k for k in range(self.n_models)]
         results = fit_members(job, seeds, self.n_jobs)
         network = Ensemble(config, len(results)).to(device)
@@ -276,12 +287,15 @@ class Seq2SeqForecaster(BaseEstimator):
                 f"({self.horizon} periods); drop them or lower `horizon`."
             )
 
-    def _training_job(self, panel: Panel, roles: CovariateRoles, config: NetworkConfig, quantiles, device: str) -> TrainingJob:
+    def _training_job(
+        self, panel: Panel, roles: CovariateRoles, config: NetworkConfig, quantiles, device: str, season_length: int
+    ) -> TrainingJob:
         """Training windows (all admissible origins) and, with early stopping, the last horizon held out in time."""
         input_size, horizon = config.input_size, config.horizon
         min_history = max(1, min(input_size, horizon) // 2)
         end_col = np.full(len(panel.ids), panel.last_col)
         validation = None
+        naive_table = naive_error_table(panel.y, season_length) if self.loss_scale == "seasonal_naive" else None
         series, origins = all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
         if self.early_stopping:
             t_series, t_origins = admissible_origins(panel, input_size, horizon, end_col - horizon, min_history)
@@ -289,7 +303,9 @@ class Seq2SeqForecaster(BaseEstimator):
             at_end = v_origins == panel.last_col - horizon
             if len(t_series) and at_end.any():
                 series, origins = t_series, t_origins
-                validation = assemble(panel, roles, v_series[at_end], v_origins[at_end], input_size, horizon, self.scaler, True)
+                validation = assemble(
+                    panel, roles, v_series[at_end], v_origins[at_end], input_size, horizon, self.scaler, True, naive_table
+                )
         if len(series) == 0:
             raise ValueError("No training window fits in the data: the series are too short for `horizon`; lower it.")
         train_config = TrainConfig(
@@ -314,6 +330,7 @@ class Seq2SeqForecaster(BaseEstimator):
             self.num_threads,
             full_series=all_series if refit else None,
             full_origins=all_origins if refit else None,
+            naive_table=naive_table,
         )
 
     # ------------------------------------------------------------------ predict

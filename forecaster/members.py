@@ -18,6 +18,7 @@ import torch
 from .network import NetworkConfig, Seq2SeqNetwork
 from .panel import Panel
 from .roles import CovariateRoles
+from .scaling import NaiveErrorTable
 from .training import TrainConfig, TrainResult, train
 from .windows import Batch, assemble
 
@@ -37,6 +38,7 @@ class TrainingJob:
     num_threads: int | None
     full_series: np.ndarray | None = None  # all windows, including the held-out last horizon,
     full_origins: np.ndarray | None = None  # for the refit after early stopping (None: no refit)
+    naive_table: NaiveErrorTable | None = None  # weighs windows by their seasonal-naive error (None: unweighted)
 
 
 def _sampler(job: TrainingJob, series: np.ndarray, origins: np.ndarray):
@@ -44,7 +46,17 @@ def _sampler(job: TrainingJob, series: np.ndarray, origins: np.ndarray):
 
     def sample(rng: np.random.Generator) -> Batch:
         pick = rng.integers(0, len(series), job.train.batch_size)
-        return assemble(job.panel, job.roles, series[pick], origins[pick], config.input_size, config.horizon, job.scaler, True)
+        return assemble(
+            job.panel,
+            job.roles,
+            series[pick],
+            origins[pick],
+            config.input_size,
+            config.horizon,
+            job.scaler,
+            True,
+            job.naive_table,
+        )
 
     return sample
 

@@ -6,6 +6,8 @@ the encoder window (history) and gets ``loc`` and ``scale`` per window.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 SCALERS = ("standard", "robust", "meanabs")
@@ -39,3 +41,47 @@ def window_stats(history: np.ndarray, scaler: str) -> tuple[np.ndarray, np.ndarr
     tiny = ~np.isfinite(scale) | (scale <= 1e-8 * np.maximum(magnitude, 1e-300))
     scale = np.where(tiny, np.where(magnitude > 0, magnitude, 1.0), scale)
     return loc, scale
+
+
+LOSS_SCALES = ("window", "seasonal_naive")
+
+
+@dataclass(frozen=True)
+class NaiveErrorTable:
+    """Running sums of the in-sample naive errors of every series, for O(1) lookups per window.
+
+    ``sums[k, i, c]`` is the sum of ``|y_t - y_{t - lag_k}|`` over columns ``t < c`` of
+    series ``i`` (both values observed), ``counts`` the number of such terms; lag 0 is the
+    season length, lag 1 is one period (the fallback for histories shorter than a season).
+    """
+
+    sums: np.ndarray  # (2, N, W + 1)
+    counts: np.ndarray  # (2, N, W + 1)
+
+
+def naive_error_table(y: np.ndarray, season_length: int) -> NaiveErrorTable:
+    """Precompute the running naive-error sums of a padded target array ``y`` (N, W)."""
+    sums, counts = [], []
+    for lag in (max(season_length, 1), 1):
+        diff = np.full(y.shape, np.nan)
+        if lag < y.shape[1]:
+            diff[:, lag:] = np.abs(y[:, lag:] - y[:, :-lag])
+        seen = np.isfinite(diff)
+        zero = np.zeros((len(y), 1))
+        sums.append(np.concatenate([zero, np.where(seen, diff, 0.0).cumsum(axis=1)], axis=1))
+        counts.append(np.concatenate([zero, seen.cumsum(axis=1)], axis=1))
+    return NaiveErrorTable(np.stack(sums), np.stack(counts))
+
+
+def naive_scale(table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray) -> np.ndarray:
+    """Mean absolute seasonal-naive error of each series' history up to and including its origin.
+
+    This is the MASE denominator computed on the data available at the origin (lag 1 when
+    the history holds no complete season); NaN when it is zero or undefined.
+    """
+    sums = table.sums[:, series, origins + 1]
+    counts = table.counts[:, series, origins + 1]
+    with np.errstate(all="ignore"):
+        mean = sums / counts
+    usable = np.isfinite(mean) & (mean > 0)
+    return np.where(usable[0], mean[0], np.where(usable[1], mean[1], np.nan))

@@ -56,12 +56,29 @@ def to_tensors(batch: Batch, device: str) -> dict[str, torch.Tensor]:
     }
 
 
-def pinball_loss(prediction: torch.Tensor, target: torch.Tensor, observed: torch.Tensor, quantiles: torch.Tensor) -> torch.Tensor:
-    """Mean pinball loss over quantiles (B, H, Q), counting only observed targets."""
+def pinball_loss(
+    prediction: torch.Tensor,
+    target: torch.Tensor,
+    observed: torch.Tensor,
+    quantiles: torch.Tensor,
+    weight: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Mean pinball loss over quantiles (B, H, Q), counting only observed targets, each window weighted by ``weight`` (B,)."""
     error = target[..., None] - prediction
     loss = torch.maximum(quantiles * error, (quantiles - 1.0) * error).mean(-1)
     mask = observed.float()
+    if weight is not None:
+        loss = loss * weight[:, None]
     return (loss * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def batch_loss(network: torch.nn.Module, batch: Batch, quantiles: torch.Tensor, device: str) -> tuple[torch.Tensor, float]:
+    """Loss of the network on a batch with targets, and the number of observed targets."""
+    prediction, _ = network(**to_tensors(batch, device))
+    target = torch.from_numpy(batch.target).to(device)
+    observed = torch.from_numpy(batch.target_observed).to(device)
+    weight = None if batch.target_weight is None else torch.from_numpy(batch.target_weight).to(device)
+    return pinball_loss(prediction, target, observed, quantiles, weight), float(observed.sum())
 
 
 def evaluate(network: torch.nn.Module, batch: Batch, quantiles: torch.Tensor, device: str, chunk: int = 4096) -> float:
@@ -70,12 +87,8 @@ def evaluate(network: torch.nn.Module, batch: Batch, quantiles: torch.Tensor, de
     total, weight = 0.0, 0.0
     with torch.inference_mode():
         for start in range(0, len(batch.loc), chunk):
-            part = _slice(batch, slice(start, start + chunk))
-            prediction, _ = network(**to_tensors(part, device))
-            target = torch.from_numpy(part.target).to(device)
-            observed = torch.from_numpy(part.target_observed).to(device)
-            n = float(observed.sum())
-            total += float(pinball_loss(prediction, target, observed, quantiles)) * n
+            loss, n = batch_loss(network, _slice(batch, slice(start, start + chunk)), quantiles, device)
+            total += float(loss) * n
             weight += n
     network.train()
     return total / max(weight, 1.0)
@@ -120,11 +133,7 @@ def train(
     bar = tqdm(range(1, config.max_steps + 1), disable=not config.progress, desc="training", leave=False)
     try:
         for step in bar:
-            batch = sample_batch(rng)
-            prediction, _ = network(**to_tensors(batch, device))
-            target = torch.from_numpy(batch.target).to(device)
-            observed = torch.from_numpy(batch.target_observed).to(device)
-            loss = pinball_loss(prediction, target, observed, quantiles)
+            loss, _ = batch_loss(network, sample_batch(rng), quantiles, device)
             if not torch.isfinite(loss):
                 raise TrainingDivergedError(
                     f"Training diverged at step {step} (loss is {loss.item()}); try a lower `learning_rate` "

@@ -14,7 +14,11 @@ import numpy as np
 
 from .panel import Panel
 from .roles import CovariateRoles, LeakageError, encoder_columns
-from .scaling import window_stats
+from .scaling import NaiveErrorTable, naive_scale, window_stats
+
+# A window whose history is very smooth relative to its spread (a near-deterministic trend)
+# could otherwise carry hundreds of times the average weight and dominate the gradient.
+MAX_LOSS_WEIGHT = 10.0
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,7 @@ class Batch:
     scale: np.ndarray  # (B,) float64
     target: np.ndarray | None = None  # (B, H) float32 scaled target, 0 where missing
     target_observed: np.ndarray | None = None  # (B, H) bool
+    target_weight: np.ndarray | None = None  # (B,) float32 loss weight of each window
 
 
 def _observed_cumsum(panel: Panel) -> np.ndarray:
@@ -105,15 +110,24 @@ def assemble(
     horizon: int,
     scaler: str,
     with_target: bool,
+    naive_table: NaiveErrorTable | None = None,
 ) -> Batch:
-    """Build a :class:`Batch` for the given windows; targets are scaled with the encoder's statistics."""
+    """Build a :class:`Batch` for the given windows; targets are scaled with the encoder's statistics.
+
+    With ``naive_table``, each window's loss weight is ``scale / naive error``, which turns
+    an error in window-scaled units into one relative to the series' in-sample
+    seasonal-naive error up to the origin: the training loss then weighs series as MASE does.
+    """
     past_target, past_observed, padded, covariates, loc, scale = encoder_block(panel, roles, series, origins, input_size, scaler)
-    target = target_observed = None
+    target = target_observed = weight = None
     if with_target:
         cols = origins[:, None] + np.arange(1, horizon + 1)[None, :]
         raw = (panel.y[series[:, None], cols] - loc[:, None]) / scale[:, None]
         target_observed = np.isfinite(raw)
         target = np.where(target_observed, raw, 0.0).astype(np.float32)
+        if naive_table is not None:
+            weight = scale / naive_scale(naive_table, series, origins)
+            weight = np.clip(np.where(np.isfinite(weight), weight, 1.0), 0.0, MAX_LOSS_WEIGHT).astype(np.float32)
     return Batch(
         past_target=past_target,
         past_observed=past_observed,
@@ -125,4 +139,5 @@ def assemble(
         scale=scale,
         target=target,
         target_observed=target_observed,
+        target_weight=weight,
     )

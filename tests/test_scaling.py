@@ -1,0 +1,53 @@
+"""Scale statistics and the MASE-aligned loss weights: only data up to the origin counts."""
+
+import numpy as np
+from conftest import fast_model
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forecaster.scaling import naive_error_table, naive_scale
+
+
+def _reference_naive_scale(row: np.ndarray, origin: int, season: int) -> float:
+    history = row[: origin + 1]
+    for lag in (season, 1):
+        diffs = np.abs(history[lag:] - history[:-lag])
+        diffs = diffs[np.isfinite(diffs)]
+        if len(diffs) and diffs.mean() > 0:
+            return float(diffs.mean())
+    return float("nan")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.floats(-100, 100), st.just(float("nan"))), min_size=2, max_size=40),
+    pad=st.integers(0, 5),
+    season=st.integers(1, 6),
+    data=st.data(),
+)
+def test_naive_scale_matches_a_plain_loop_over_the_history(values, pad, season, data):
+    row = np.array([np.nan] * pad + values)
+    origin = data.draw(st.integers(0, len(row) - 1))
+    table = naive_error_table(row[None, :], season)
+    got = naive_scale(table, np.array([0]), np.array([origin]))[0]
+    expected = _reference_naive_scale(row, origin, season)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, equal_nan=True)
+
+
+def test_naive_scale_ignores_values_after_the_origin():
+    rng = np.random.default_rng(0)
+    row = rng.normal(size=30)
+    changed = row.copy()
+    changed[21:] = 1e6
+    origin = np.array([20])
+    before = naive_scale(naive_error_table(row[None], 4), np.array([0]), origin)
+    after = naive_scale(naive_error_table(changed[None], 4), np.array([0]), origin)
+    assert before == after
+
+
+def test_seasonal_naive_loss_scale_trains_and_forecasts(panel):
+    df, _ = panel
+    model = fast_model(loss_scale="seasonal_naive", max_steps=30).fit(df)
+    forecast = model.predict()
+    assert np.isfinite(forecast["y_hat"]).all()
+    assert model.train_result_.val_loss, "early stopping saw a weighted validation loss"
