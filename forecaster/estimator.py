@@ -18,7 +18,7 @@ from .features import fit_features, static_width
 from .frequency import infer_offset, normalise_freq, season_length_for
 from .members import TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
-from .panel import Panel, build_panel, future_timestamps
+from .panel import Panel, build_panel, future_timestamps, log_target
 from .roles import CovariateRoles
 from .scaling import LOSS_SCALES, SCALERS, naive_error_table
 from .training import TrainConfig, to_tensors
@@ -83,6 +83,8 @@ class Seq2SeqForecaster(BaseEstimator):
         loss_scale: units of the training loss: ``"window"`` (errors in the window's scaled
             units) or ``"seasonal_naive"`` (errors relative to each series' in-sample
             seasonal-naive error up to the origin, the MASE denominator).
+        log_target: model ``log(1 + y)`` (non-negative series with multiplicative trend or
+            seasonality); quantiles are mapped back exactly by ``expm1``.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
@@ -115,6 +117,7 @@ class Seq2SeqForecaster(BaseEstimator):
         linear_skip: bool = False,
         scaler: str = "standard",
         loss_scale: str = "window",
+        log_target: bool = False,
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,
@@ -147,6 +150,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.linear_skip = linear_skip
         self.scaler = scaler
         self.loss_scale = loss_scale
+        self.log_target = log_target
         self.max_steps = max_steps
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -233,7 +237,9 @@ class Seq2SeqForecaster(BaseEstimator):
         season = int(self.season_length or season_length_for(offset))
         input_size = int(self.input_size or default_input_size(self.horizon, season))
         features = fit_features(frame, columns.id, roles)
-        panel = build_panel(frame, columns, roles, features, offset, input_size, self.horizon, fill_gaps=self.fill_gaps)
+        panel = self._model_units(
+            build_panel(frame, columns, roles, features, offset, input_size, self.horizon, fill_gaps=self.fill_gaps)
+        )
         self._check_lengths(panel)
         quantiles = self._training_quantiles()
         config = NetworkConfig(
@@ -353,7 +359,10 @@ class Seq2SeqForecaster(BaseEstimator):
             clean_future(future_df, columns, roles, tz)  # still refuse targets or past covariates in it
         offset = normalise_freq(self.freq_)
         panel = build_panel(frame, columns, roles, self.features_, offset, self.input_size_, self.horizon, future, self.fill_gaps)
-        return panel, tz
+        return self._model_units(panel), tz
+
+    def _model_units(self, panel: Panel) -> Panel:
+        return log_target(panel, self.target_col) if self.log_target else panel
 
     def _forward(self, panel: Panel) -> tuple[np.ndarray, np.ndarray]:
         """Inverse-scaled quantiles (N, H, Q) and attention (N, H, T) from each series' end."""
@@ -368,6 +377,8 @@ class Seq2SeqForecaster(BaseEstimator):
                 )
                 scaled, attention = self.network_(**to_tensors(batch, self.device_))
                 values = scaled.double().cpu().numpy() * batch.scale[:, None, None] + batch.loc[:, None, None]
+                if self.log_target:
+                    values = np.expm1(values)
                 outputs.append(values)
                 weights.append(attention.cpu().numpy())
         return np.concatenate(outputs), np.concatenate(weights)

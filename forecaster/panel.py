@@ -10,7 +10,7 @@ the grid period ``end_i - (last_col - c)``.
 from __future__ import annotations
 
 import reprlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -195,3 +195,23 @@ def future_timestamps(panel: Panel) -> np.ndarray:
     series = np.arange(len(panel.ids))[:, None]
     cols = panel.last_col + np.arange(1, panel.horizon + 1)[None, :]
     return panel.timestamps(series, cols)
+
+
+def log_target(panel: Panel, target: str) -> Panel:
+    """The panel with its target as ``log(1 + y)``, for models of non-negative multiplicative series.
+
+    ``log1p`` rather than ``log`` so that zeros (a quarter without visitors) are allowed.
+
+    Raises:
+        ValueError: a target value is negative (names the series and timestamp).
+    """
+    bad = np.isfinite(panel.y) & (panel.y < 0)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        stamp = panel.timestamps(np.array([row]), np.array([col]))[0]
+        raise ValueError(
+            f"`log_target=True` needs non-negative targets, but `{target}` is {panel.y[row, col]:g} for series "
+            f"{panel.ids[row]!r} at {pd.Timestamp(stamp)} ({int(bad.sum())} negative values in all)."
+        )
+    with np.errstate(invalid="ignore"):
+        return replace(panel, y=np.log1p(panel.y))

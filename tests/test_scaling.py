@@ -1,6 +1,7 @@
 """Scale statistics and the MASE-aligned loss weights: only data up to the origin counts."""
 
 import numpy as np
+import pytest
 from conftest import fast_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -51,3 +52,14 @@ def test_seasonal_naive_loss_scale_trains_and_forecasts(panel):
     forecast = model.predict()
     assert np.isfinite(forecast["y_hat"]).all()
     assert model.train_result_.val_loss, "early stopping saw a weighted validation loss"
+
+
+def test_log_target_forecasts_non_negative_values_and_refuses_negative_targets(panel):
+    df, _ = panel
+    positive = df.assign(y=df["y"].abs())
+    forecast = fast_model(log_target=True).fit(positive).predict()
+    assert (forecast.drop(columns=["unique_id", "ds"]) > -1).all().all()
+    bad = positive.copy()
+    bad.loc[5, "y"] = -2.0
+    with pytest.raises(ValueError, match=rf"series '{bad.loc[5, 'unique_id']}' at {bad.loc[5, 'ds']}"):
+        fast_model(log_target=True).fit(bad)
