@@ -77,12 +77,14 @@ class Seq2SeqForecaster(BaseEstimator):
         quantiles: quantile levels to forecast; None gives point forecasts (MAE loss).
         attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
         hidden_size, num_layers, cell, dropout: network size (``cell`` is ``"gru"`` or ``"lstm"``).
-        linear_skip: add a linear map from the scaled history to every horizon step (helps
-            extrapolate trends; the attention then carries less of the work and gets flatter).
+        linear_skip: add a linear map from the scaled history to every horizon step, which
+            extrapolates trends that a convex attention average cannot (on by default; turn
+            it off when the sharpest attention maps matter more than accuracy).
         scaler: per-window target scaling, ``"standard"``, ``"robust"`` or ``"meanabs"``.
         loss_scale: units of the training loss: ``"window"`` (errors in the window's scaled
             units) or ``"seasonal_naive"`` (errors relative to each series' in-sample
-            seasonal-naive error up to the origin, the MASE denominator).
+            seasonal-naive error up to the origin, the MASE denominator; the default, so
+            training weighs series as the MASE evaluation does).
         log_target: model ``log(1 + y)`` (non-negative series with multiplicative trend or
             seasonality); quantiles are mapped back exactly by ``expm1``.
         max_steps: training steps; None derives them from the number of windows.
