@@ -79,6 +79,10 @@ def validation(panel: str, params: dict, baselines: bool) -> pd.DataFrame:
     model = Seq2SeqForecaster(horizon=info.horizon, freq=info.freq, **params)
     names = ("seasonal_naive", "auto_ets") if baselines else ()
     result = backtest(model, train, n_windows=3, n_jobs=1, baselines=names, progress=False)
+    by_fold = result.metrics.groupby(["model", "cutoff"])["mase"].mean().unstack()
+    with pd.option_context("display.float_format", "{:.3f}".format):
+        print("mean MASE by fold (cutoff):")
+        print(by_fold)
     summary = result.summary()
     wanted = ["mean_mase", "median_mase", "mean_smape", "rel_mase_vs_auto_ets", "fit_seconds", "predict_seconds"]
     return summary[[c for c in wanted if c in summary.columns]]

@@ -123,7 +123,7 @@ class Seq2SeqForecaster(BaseEstimator):
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,
-        early_stopping: bool = True,
+        early_stopping: bool = False,
         refit_on_full: bool = False,
         fill_gaps: bool = False,
         id_col: str = "unique_id",

@@ -221,7 +221,10 @@ def test_appending_rows_to_another_series_leaves_a_forecast_unchanged(plain_mode
     )
     alone = plain_model.predict(df=history)
     together = plain_model.predict(df=pd.concat([history, grown]))
-    pd.testing.assert_frame_equal(together[together["unique_id"] != "OTHER"].reset_index(drop=True), alone)
+    # Equal up to float32 rounding: a different batch composition may take a different BLAS kernel path.
+    pd.testing.assert_frame_equal(
+        together[together["unique_id"] != "OTHER"].reset_index(drop=True), alone, check_exact=False, rtol=1e-4, atol=1e-4
+    )
 
 
 @settings(max_examples=4, deadline=None)

@@ -48,7 +48,7 @@ def test_naive_scale_ignores_values_after_the_origin():
 
 def test_seasonal_naive_loss_scale_trains_and_forecasts(panel):
     df, _ = panel
-    model = fast_model(loss_scale="seasonal_naive", max_steps=30).fit(df)
+    model = fast_model(loss_scale="seasonal_naive", early_stopping=True, max_steps=60).fit(df)
     forecast = model.predict()
     assert np.isfinite(forecast["y_hat"]).all()
     assert model.train_result_.val_loss, "early stopping saw a weighted validation loss"
