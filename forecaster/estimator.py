@@ -57,6 +57,17 @@ def default_max_steps(n_windows: int, batch_size: int) -> int:
     return int(np.clip(4 * n_windows // batch_size, 300, 1500))
 
 
+# Passes over the training windows beyond which an automatic early stopping switches on.
+AUTO_EARLY_STOPPING_PASSES = 6
+
+
+def use_early_stopping(early_stopping: bool | None, max_steps: int, batch_size: int, n_windows: int) -> bool:
+    """Whether to hold out the last horizon for early stopping; None decides from the planned passes over the data."""
+    if early_stopping is not None:
+        return bool(early_stopping)
+    return max_steps * batch_size > AUTO_EARLY_STOPPING_PASSES * n_windows
+
+
 class Seq2SeqForecaster(BaseEstimator):
     """Global attention encoder-decoder that forecasts every horizon step in one pass.
 
@@ -90,6 +101,9 @@ class Seq2SeqForecaster(BaseEstimator):
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
+            None (the default) decides from the data: on when the training budget would pass
+            over the windows more than 6 times (small panels, where the model would overfit),
+            off otherwise, so that on larger panels the most recent targets train the model.
         refit_on_full: after early stopping, retrain from the same seed on every window (the
             held-out horizon included) for the best step count; about twice the training time.
         fill_gaps: accept missing periods and mask them instead of raising.
@@ -123,7 +137,7 @@ class Seq2SeqForecaster(BaseEstimator):
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,
-        early_stopping: bool = False,
+        early_stopping: bool | None = None,
         refit_on_full: bool = False,
         fill_gaps: bool = False,
         id_col: str = "unique_id",
@@ -305,7 +319,8 @@ class Seq2SeqForecaster(BaseEstimator):
         validation = None
         naive_table = naive_error_table(panel.y, season_length) if self.loss_scale == "seasonal_naive" else None
         series, origins = all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
-        if self.early_stopping:
+        max_steps = self.max_steps or default_max_steps(len(all_series), self.batch_size)
+        if use_early_stopping(self.early_stopping, max_steps, self.batch_size, len(all_series)):
             t_series, t_origins = admissible_origins(panel, input_size, horizon, end_col - horizon, min_history)
             v_series, v_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
             at_end = v_origins == panel.last_col - horizon
@@ -317,11 +332,11 @@ class Seq2SeqForecaster(BaseEstimator):
         if len(series) == 0:
             raise ValueError("No training window fits in the data: the series are too short for `horizon`; lower it.")
         train_config = TrainConfig(
-            max_steps=self.max_steps or default_max_steps(len(series), self.batch_size),
+            max_steps=max_steps,
             batch_size=self.batch_size,
             learning_rate=float(self.learning_rate),
             quantiles=quantiles,
-            early_stopping=self.early_stopping,
+            early_stopping=validation is not None,
             progress=self.progress,
             device=device,
         )

@@ -6,7 +6,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from forecaster import Seq2SeqForecaster
-from forecaster.estimator import quantile_column
+from forecaster.estimator import quantile_column, use_early_stopping
 
 
 def test_init_stores_parameters_and_clone_round_trips():
@@ -100,3 +100,15 @@ def test_ensemble_members_train_identically_in_worker_processes(panel, tmp_path)
     pd.testing.assert_frame_equal(loaded.predict(), sequential.predict())
     explanation = loaded.explain()
     np.testing.assert_allclose(explanation.groupby(["unique_id", "step"])["weight"].sum(), 1.0, atol=1e-5)
+
+
+def test_automatic_early_stopping_switches_on_only_for_many_passes_over_few_windows():
+    assert use_early_stopping(None, max_steps=300, batch_size=128, n_windows=1_000)  # 38 passes: on
+    assert not use_early_stopping(None, max_steps=1500, batch_size=128, n_windows=79_000)  # 2.4 passes: off
+    assert use_early_stopping(True, 1500, 128, 79_000) and not use_early_stopping(False, 300, 128, 1_000)
+
+
+def test_small_panels_get_early_stopping_by_default(panel):
+    df, _ = panel
+    model = fast_model(max_steps=200).fit(df)  # 200 steps x 32 windows is far more than 6 passes over 8 short series
+    assert model.train_result_.val_loss
