@@ -95,7 +95,8 @@ class Seq2SeqForecaster(BaseEstimator):
         loss_scale: units of the training loss: ``"window"`` (errors in the window's scaled
             units) or ``"seasonal_naive"`` (errors relative to each series' in-sample
             seasonal-naive error up to the origin, the MASE denominator; the default, so
-            training weighs series as the MASE evaluation does).
+            training weighs series as the MASE evaluation does). With ``log_target`` both
+            are measured on the log scale.
         log_target: model ``log(1 + y)`` (non-negative series with multiplicative trend or
             seasonality); quantiles are mapped back exactly by ``expm1``.
         max_steps: training steps; None derives them from the number of windows.
@@ -322,12 +323,11 @@ class Seq2SeqForecaster(BaseEstimator):
         max_steps = self.max_steps or default_max_steps(len(all_series), self.batch_size)
         if use_early_stopping(self.early_stopping, max_steps, self.batch_size, len(all_series)):
             t_series, t_origins = admissible_origins(panel, input_size, horizon, end_col - horizon, min_history)
-            v_series, v_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
-            at_end = v_origins == panel.last_col - horizon
+            at_end = all_origins == panel.last_col - horizon
             if len(t_series) and at_end.any():
                 series, origins = t_series, t_origins
                 validation = assemble(
-                    panel, roles, v_series[at_end], v_origins[at_end], input_size, horizon, self.scaler, True, naive_table
+                    panel, roles, all_series[at_end], all_origins[at_end], input_size, horizon, self.scaler, True, naive_table
                 )
         if len(series) == 0:
             raise ValueError("No training window fits in the data: the series are too short for `horizon`; lower it.")
