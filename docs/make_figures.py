@@ -1,6 +1,6 @@
 """Regenerate the synthetic attention figures: python docs/make_figures.py
 
-The model is fitted with ``linear_skip=False`` and the loss in window-scaled units, so that the
+The model is fitted with ``linear_skip=False``, ``seasonal_profile=False`` and the loss in window-scaled units, so that the
 attention alone carries the seasonal routing the figures illustrate (see the README's attention section).
 """
 
@@ -24,6 +24,7 @@ model = Seq2SeqForecaster(
     future_covariates=["promo"],
     hidden_size=32,
     linear_skip=False,
+    seasonal_profile=False,
     loss_scale="window",
     early_stopping=True,
     progress=False,

@@ -18,9 +18,10 @@ from .features import fit_features, static_width
 from .frequency import infer_offset, normalise_freq, season_length_for
 from .members import TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
-from .panel import Panel, build_panel, future_timestamps, log_target
+from .panel import Panel, build_panel, future_timestamps, log_target, with_seasonal_profile
 from .roles import CovariateRoles
 from .scaling import LOSS_SCALES, SCALERS, naive_error_table
+from .seasonality import history_needed
 from .training import TrainConfig, to_tensors
 from .validation import Columns, clean_future, clean_history, restore_zone
 from .windows import admissible_origins, assemble
@@ -99,6 +100,10 @@ class Seq2SeqForecaster(BaseEstimator):
             are measured on the log scale.
         log_target: model ``log(1 + y)`` (non-negative series with multiplicative trend or
             seasonality); quantiles are mapped back exactly by ``expm1``.
+        seasonal_profile: give encoder and decoder the series' long-run seasonal profile: the
+            mean deviation of each season position from a centred moving average over up to
+            10 seasons before the origin (as classical decomposition estimates it), so a short
+            ``input_size`` still sees a stable seasonal pattern.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
@@ -135,6 +140,7 @@ class Seq2SeqForecaster(BaseEstimator):
         scaler: str = "standard",
         loss_scale: str = "seasonal_naive",
         log_target: bool = False,
+        seasonal_profile: bool = True,
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,
@@ -168,6 +174,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.scaler = scaler
         self.loss_scale = loss_scale
         self.log_target = log_target
+        self.seasonal_profile = seasonal_profile
         self.max_steps = max_steps
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -255,15 +262,15 @@ class Seq2SeqForecaster(BaseEstimator):
         input_size = int(self.input_size or default_input_size(self.horizon, season))
         features = fit_features(frame, columns.id, roles)
         panel = self._model_units(
-            build_panel(frame, columns, roles, features, offset, input_size, self.horizon, fill_gaps=self.fill_gaps)
+            build_panel(frame, columns, roles, features, offset, input_size, self.horizon, fill_gaps=self.fill_gaps), season
         )
         self._check_lengths(panel)
         quantiles = self._training_quantiles()
         config = NetworkConfig(
             input_size=input_size,
             horizon=self.horizon,
-            past_features=panel.past.shape[2] + panel.calendar.shape[1],
-            future_features=panel.future.shape[2] + panel.calendar.shape[1],
+            past_features=panel.encoder_features,
+            future_features=panel.decoder_features,
             static_features=static_width(roles.static, features),
             n_outputs=len(quantiles),
             median_index=quantiles.index(0.5),
@@ -295,7 +302,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.network_config_ = config
         self.device_ = device
         self.tz_ = tz
-        self.history_ = frame.groupby(columns.id, sort=False).tail(input_size).reset_index(drop=True)
+        self.history_ = frame.groupby(columns.id, sort=False).tail(self._history_kept(input_size, season)).reset_index(drop=True)
         self.training_end_ = frame.groupby(columns.id, sort=False)[columns.time].max()
         self.train_results_ = results
         self.train_result_ = results[0]
@@ -376,10 +383,17 @@ class Seq2SeqForecaster(BaseEstimator):
             clean_future(future_df, columns, roles, tz)  # still refuse targets or past covariates in it
         offset = normalise_freq(self.freq_)
         panel = build_panel(frame, columns, roles, self.features_, offset, self.input_size_, self.horizon, future, self.fill_gaps)
-        return self._model_units(panel), tz
+        return self._model_units(panel, self.season_length_), tz
 
-    def _model_units(self, panel: Panel) -> Panel:
-        return log_target(panel, self.target_col) if self.log_target else panel
+    def _model_units(self, panel: Panel, season_length: int) -> Panel:
+        """The panel in the units the network models: ``log1p`` target and seasonal profile when enabled."""
+        if self.log_target:
+            panel = log_target(panel, self.target_col)
+        return with_seasonal_profile(panel, season_length) if self.seasonal_profile else panel
+
+    def _history_kept(self, input_size: int, season_length: int) -> int:
+        """Periods per series kept for ``predict()`` without data: the encoder window and what the profile reads."""
+        return max(input_size, history_needed(season_length)) if self.seasonal_profile else input_size
 
     def _forward(self, panel: Panel) -> tuple[np.ndarray, np.ndarray]:
         """Inverse-scaled quantiles (N, H, Q) and attention (N, H, T) from each series' end."""

@@ -18,6 +18,7 @@ import pandas as pd
 from .features import FeatureSpec, encode_statics, scale_columns
 from .frequency import build_grid, calendar_features
 from .roles import CovariateRoles, LeakageError
+from .seasonality import SeasonalProfileTable, seasonal_profile_table
 from .validation import Columns, when
 
 
@@ -38,6 +39,17 @@ class Panel:
     static: np.ndarray  # (N, S) float32
     past_names: tuple[str, ...]
     future_names: tuple[str, ...]
+    seasonal: SeasonalProfileTable | None = None  # long-run seasonal profile, an extra input channel when set
+
+    @property
+    def encoder_features(self) -> int:
+        """Channels per history step besides the target: past covariates, calendar, seasonal profile."""
+        return self.past.shape[2] + self.calendar.shape[1] + (self.seasonal is not None)
+
+    @property
+    def decoder_features(self) -> int:
+        """Channels per horizon step: future-known covariates, calendar, seasonal profile."""
+        return self.future.shape[2] + self.calendar.shape[1] + (self.seasonal is not None)
 
     @property
     def last_col(self) -> int:
@@ -215,3 +227,8 @@ def log_target(panel: Panel, target: str) -> Panel:
         )
     with np.errstate(invalid="ignore"):
         return replace(panel, y=np.log1p(panel.y))
+
+
+def with_seasonal_profile(panel: Panel, season_length: int) -> Panel:
+    """The panel with its long-run seasonal profile table (see :mod:`forecaster.seasonality`)."""
+    return replace(panel, seasonal=seasonal_profile_table(panel.y, season_length))

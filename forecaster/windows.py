@@ -15,6 +15,7 @@ import numpy as np
 from .panel import Panel
 from .roles import CovariateRoles, LeakageError, encoder_columns
 from .scaling import NaiveErrorTable, naive_scale, window_stats
+from .seasonality import seasonal_profile
 
 # A window whose history is very smooth relative to its spread (a near-deterministic trend)
 # could otherwise carry hundreds of times the average weight and dominate the gradient.
@@ -82,7 +83,10 @@ def encoder_block(panel: Panel, roles: CovariateRoles, series: np.ndarray, origi
     observed = np.isfinite(scaled)
     padded = cols < panel.first_col[series][:, None]
     calendar = panel.calendar[panel.grid_position(rows, cols)]
-    covariates = np.concatenate([panel.past[rows, cols], calendar], axis=2)
+    parts = [panel.past[rows, cols], calendar]
+    if panel.seasonal is not None:
+        parts.append(seasonal_profile(panel.seasonal, series, origins, cols, scale)[..., None])
+    covariates = np.concatenate(parts, axis=2)
     return (
         np.where(observed, scaled, 0.0).astype(np.float32),
         observed.astype(np.float32),
@@ -93,12 +97,18 @@ def encoder_block(panel: Panel, roles: CovariateRoles, series: np.ndarray, origi
     )
 
 
-def decoder_block(panel: Panel, series: np.ndarray, origins: np.ndarray, horizon: int) -> np.ndarray:
-    """Future-known covariates and calendar features of the ``horizon`` target periods."""
+def decoder_block(panel: Panel, series: np.ndarray, origins: np.ndarray, horizon: int, scale: np.ndarray) -> np.ndarray:
+    """Future-known covariates, calendar features and seasonal profile of the ``horizon`` target periods.
+
+    The profile is computed from history up to the origin only, in the window's units (``scale``).
+    """
     cols = origins[:, None] + np.arange(1, horizon + 1)[None, :]
     rows = series[:, None]
     calendar = panel.calendar[panel.grid_position(rows, cols)]
-    return np.concatenate([panel.future[rows, cols], calendar], axis=2).astype(np.float32)
+    parts = [panel.future[rows, cols], calendar]
+    if panel.seasonal is not None:
+        parts.append(seasonal_profile(panel.seasonal, series, origins, cols, scale)[..., None])
+    return np.concatenate(parts, axis=2).astype(np.float32)
 
 
 def assemble(
@@ -133,7 +143,7 @@ def assemble(
         past_observed=past_observed,
         past_padded=padded,
         past_covariates=covariates,
-        future_known=decoder_block(panel, series, origins, horizon),
+        future_known=decoder_block(panel, series, origins, horizon, scale),
         static=panel.static[series],
         loc=loc,
         scale=scale,
