@@ -102,8 +102,9 @@ class Seq2SeqForecaster(BaseEstimator):
             seasonality); quantiles are mapped back exactly by ``expm1``.
         seasonal_profile: give encoder and decoder the series' long-run seasonal profile: the
             mean deviation of each season position from a centred moving average over up to
-            10 seasons before the origin (as classical decomposition estimates it), so a short
-            ``input_size`` still sees a stable seasonal pattern.
+            10 seasons before the origin (as classical decomposition estimates it; additive, and
+            multiplicative at the current level), so a short ``input_size`` still sees a stable
+            seasonal pattern. Computed from data up to the origin only.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.

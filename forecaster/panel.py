@@ -18,7 +18,7 @@ import pandas as pd
 from .features import FeatureSpec, encode_statics, scale_columns
 from .frequency import build_grid, calendar_features
 from .roles import CovariateRoles, LeakageError
-from .seasonality import SeasonalProfileTable, seasonal_profile_table
+from .seasonality import PROFILE_CHANNELS, SeasonalProfileTable, seasonal_profile_table
 from .validation import Columns, when
 
 
@@ -44,12 +44,12 @@ class Panel:
     @property
     def encoder_features(self) -> int:
         """Channels per history step besides the target: past covariates, calendar, seasonal profile."""
-        return self.past.shape[2] + self.calendar.shape[1] + (self.seasonal is not None)
+        return self.past.shape[2] + self.calendar.shape[1] + PROFILE_CHANNELS * (self.seasonal is not None)
 
     @property
     def decoder_features(self) -> int:
         """Channels per horizon step: future-known covariates, calendar, seasonal profile."""
-        return self.future.shape[2] + self.calendar.shape[1] + (self.seasonal is not None)
+        return self.future.shape[2] + self.calendar.shape[1] + PROFILE_CHANNELS * (self.seasonal is not None)
 
     @property
     def last_col(self) -> int:

@@ -5,8 +5,10 @@ pattern from noise; exponential smoothing estimates its seasonal states from the
 series. This module gives the network the same information as an input: for each
 window, the average deviation of every season position from a centred moving average
 (classical decomposition), over up to ``PROFILE_CYCLES`` seasons of history before the
-origin, in the window's scaled units. It is fed to the encoder at every history step
-and to the decoder at every horizon step.
+origin, in the window's scaled units. Two channels: the additive profile, and the
+multiplicative one (mean ratio to the moving average, minus 1) times the latest moving
+average, so a seasonal amplitude that grows with the level is carried at today's level.
+Both are fed to the encoder at every history step and to the decoder at every horizon step.
 
 No value after the origin is used: a deviation at column ``c`` needs the moving
 average up to ``c + lead``, so only columns ``c <= origin - lead`` count. Running sums
@@ -21,20 +23,24 @@ import numpy as np
 
 # Seasons of history averaged into the profile: enough to average out noise, few enough to follow drift.
 PROFILE_CYCLES = 10
+# Input channels the profile adds: additive and multiplicative.
+PROFILE_CHANNELS = 2
 
 
 @dataclass(frozen=True)
 class SeasonalProfileTable:
     """Running sums of the deviations from a centred moving average, per season position.
 
-    ``sums[i, c]`` is the sum of the deviations of series ``i`` at columns ``c, c - m,
-    c - 2m, ...`` (observed ones only), ``counts`` the number of them.
+    ``sums[k, i, c]`` is the sum of the deviations of series ``i`` at columns ``c, c - m,
+    c - 2m, ...`` (observed ones only), ``counts`` the number of them; ``k = 0`` holds the
+    differences ``y - ma``, ``k = 1`` the ratios ``y / ma - 1`` (where ``ma > 0``).
     """
 
     season_length: int
     lead: int  # periods after a column that its centred moving average reads
-    sums: np.ndarray  # (N, W)
-    counts: np.ndarray  # (N, W)
+    sums: np.ndarray  # (2, N, W)
+    counts: np.ndarray  # (2, N, W)
+    level: np.ndarray  # (N, W) the centred moving average itself
 
 
 def history_needed(season_length: int) -> int:
@@ -69,24 +75,27 @@ def seasonal_profile_table(y: np.ndarray, season_length: int) -> SeasonalProfile
     if m < 2:
         return None
     centred, lead = _centred_moving_average(y, m)
-    deviation = y - centred
-    seen = np.isfinite(deviation)
-    n, width = y.shape
+    with np.errstate(all="ignore"):
+        deviations = np.stack([y - centred, np.where(centred > 0, y / centred - 1.0, np.nan)])
+    seen = np.isfinite(deviations)
+    _, n, width = deviations.shape
     blocks = -(-width // m)
-    padded = np.zeros((2, n, blocks * m))
-    padded[0, :, :width] = np.where(seen, deviation, 0.0)
-    padded[1, :, :width] = seen
-    strided = padded.reshape(2, n, blocks, m).cumsum(axis=2).reshape(2, n, blocks * m)[:, :, :width]
-    return SeasonalProfileTable(m, lead, strided[0], strided[1])
+    padded = np.zeros((2, 2, n, blocks * m))
+    padded[0, ..., :width] = np.where(seen, deviations, 0.0)
+    padded[1, ..., :width] = seen
+    strided = padded.reshape(2, 2, n, blocks, m).cumsum(axis=3).reshape(2, 2, n, blocks * m)[..., :width]
+    return SeasonalProfileTable(m, lead, strided[0], strided[1], centred)
 
 
 def seasonal_profile(
     table: SeasonalProfileTable, series: np.ndarray, origins: np.ndarray, cols: np.ndarray, scale: np.ndarray
 ) -> np.ndarray:
-    """Profile value of each column of ``cols`` (B, K) for windows (series, origin), divided by the window scale.
+    """Profile channels (B, K, 2) of each column of ``cols`` (B, K) for windows (series, origin), in window units.
 
-    The profile is centred to sum to zero over the season positions seen; it is zero when
-    the history before the origin holds no complete deviation yet.
+    Channel 0 is the additive profile, channel 1 the multiplicative one times the latest
+    moving average known at the origin, both divided by the window ``scale``. Each is
+    centred to sum to zero over the season positions seen, and zero when the history
+    before the origin holds no complete deviation yet (or, for channel 1, no positive level).
     """
     m = table.season_length
     cutoff = origins - table.lead  # last column whose deviation is known at the origin
@@ -95,14 +104,19 @@ def seasonal_profile(
     oldest = latest - PROFILE_CYCLES * m
     rows = series[:, None]
 
-    def window_sum(array: np.ndarray) -> np.ndarray:
-        end = np.where(latest >= 0, array[rows, np.maximum(latest, 0)], 0.0)
-        start = np.where(oldest >= 0, array[rows, np.maximum(oldest, 0)], 0.0)
+    def window_sum(array: np.ndarray) -> np.ndarray:  # (2, B, m) sums over the last PROFILE_CYCLES seasons
+        end = np.where(latest >= 0, array[:, rows, np.maximum(latest, 0)], 0.0)
+        start = np.where(oldest >= 0, array[:, rows, np.maximum(oldest, 0)], 0.0)
         return end - start
 
     total, count = window_sum(table.sums), window_sum(table.counts)
     known = count > 0
     mean = np.where(known, total / np.maximum(count, 1), 0.0)
-    centre = mean.sum(axis=1) / np.maximum(known.sum(axis=1), 1)
-    profile = np.where(known, mean - centre[:, None], 0.0) / scale[:, None]
-    return np.take_along_axis(profile, np.mod(cols, m), axis=1)
+    centre = mean.sum(axis=2) / np.maximum(known.sum(axis=2), 1)
+    profile = np.where(known, mean - centre[..., None], 0.0)
+    level = table.level[series, np.maximum(cutoff, 0)]
+    level = np.where((cutoff >= 0) & np.isfinite(level) & (level > 0), level, 0.0)
+    profile[1] *= level[:, None]
+    profile /= scale[None, :, None]
+    position = np.mod(cols, m)
+    return np.stack([np.take_along_axis(profile[k], position, axis=1) for k in range(PROFILE_CHANNELS)], axis=-1)

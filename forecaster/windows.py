@@ -85,7 +85,7 @@ def encoder_block(panel: Panel, roles: CovariateRoles, series: np.ndarray, origi
     calendar = panel.calendar[panel.grid_position(rows, cols)]
     parts = [panel.past[rows, cols], calendar]
     if panel.seasonal is not None:
-        parts.append(seasonal_profile(panel.seasonal, series, origins, cols, scale)[..., None])
+        parts.append(seasonal_profile(panel.seasonal, series, origins, cols, scale))
     covariates = np.concatenate(parts, axis=2)
     return (
         np.where(observed, scaled, 0.0).astype(np.float32),
@@ -107,7 +107,7 @@ def decoder_block(panel: Panel, series: np.ndarray, origins: np.ndarray, horizon
     calendar = panel.calendar[panel.grid_position(rows, cols)]
     parts = [panel.future[rows, cols], calendar]
     if panel.seasonal is not None:
-        parts.append(seasonal_profile(panel.seasonal, series, origins, cols, scale)[..., None])
+        parts.append(seasonal_profile(panel.seasonal, series, origins, cols, scale))
     return np.concatenate(parts, axis=2).astype(np.float32)
 
 

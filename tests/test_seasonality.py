@@ -10,37 +10,45 @@ from forecaster.seasonality import PROFILE_CYCLES, seasonal_profile, seasonal_pr
 
 
 def _reference_profile(row: np.ndarray, origin: int, m: int) -> np.ndarray:
-    """Mean deviation from a centred moving average per season position, by explicit loops."""
+    """Additive and multiplicative profile (m, 2) at the origin, by explicit loops over the history."""
     lead = m // 2
-    deviations: dict[int, list[float]] = {r: [] for r in range(m)}
-    for c in range(origin - lead + 1):
-        if m % 2:
-            window = row[c - lead : c + lead + 1] if c - lead >= 0 else np.array([np.nan])
-            weights = np.full(m, 1.0 / m)
-        else:
-            window = row[c - lead : c + lead + 1] if c - lead >= 0 else np.array([np.nan])
-            weights = np.r_[0.5, np.ones(m - 1), 0.5] / m
-        if len(window) != len(weights) or not np.isfinite(window).all() or not np.isfinite(row[c]):
-            continue
-        deviations[c % m].append((row[c] - window @ weights, c))
-    means = {}
-    for r, items in deviations.items():
-        recent = [d for d, c in items if c > origin - lead - ((origin - lead - r) % m) - PROFILE_CYCLES * m]
-        if recent:
-            means[r] = np.mean(recent)
-    centre = np.mean(list(means.values())) if means else 0.0
-    return np.array([means[r] - centre if r in means else 0.0 for r in range(m)])
+    weights = np.full(m, 1.0 / m) if m % 2 else np.r_[0.5, np.ones(m - 1), 0.5] / m
+
+    def moving_average(c: int) -> float:
+        window = row[c - lead : c + lead + 1] if c - lead >= 0 else np.array([])
+        return float(window @ weights) if len(window) == len(weights) and np.isfinite(window).all() else np.nan
+
+    cutoff = origin - lead
+    channels = []
+    for kind in ("additive", "multiplicative"):
+        means = {}
+        for r in range(m):
+            latest = cutoff - ((cutoff - r) % m)
+            values = []
+            for c in range(max(latest - (PROFILE_CYCLES - 1) * m, r), latest + 1, m):
+                ma = moving_average(c)
+                if not (np.isfinite(row[c]) and np.isfinite(ma)) or (kind == "multiplicative" and ma <= 0):
+                    continue
+                values.append(row[c] - ma if kind == "additive" else row[c] / ma - 1.0)
+            if values:
+                means[r] = np.mean(values)
+        centre = np.mean(list(means.values())) if means else 0.0
+        channels.append(np.array([means[r] - centre if r in means else 0.0 for r in range(m)]))
+    level = moving_average(cutoff) if cutoff >= 0 else np.nan
+    channels[1] = channels[1] * (level if np.isfinite(level) and level > 0 else 0.0)
+    return np.stack(channels, axis=1)
 
 
 @settings(max_examples=60, deadline=None)
 @given(
     values=st.lists(st.one_of(st.floats(-100, 100), st.just(float("nan"))), min_size=2, max_size=60),
+    shift=st.sampled_from([0.0, 200.0]),
     pad=st.integers(0, 5),
     season=st.integers(2, 7),
     data=st.data(),
 )
-def test_profile_matches_a_plain_loop_over_the_history(values, pad, season, data):
-    row = np.array([np.nan] * pad + values)
+def test_profile_matches_a_plain_loop_over_the_history(values, shift, pad, season, data):
+    row = np.array([np.nan] * pad + values) + shift  # shift: positive series, where the multiplicative channel is live
     origin = data.draw(st.integers(0, len(row) - 1))
     table = seasonal_profile_table(row[None, :], season)
     cols = np.arange(origin - season + 1, origin + season + 1)[None, :]
@@ -56,7 +64,17 @@ def test_profile_recovers_a_seasonal_pattern_under_a_linear_trend():
     table = seasonal_profile_table(row[None, :], 4)
     cols = np.arange(28, 40)[None, :]
     got = seasonal_profile(table, np.array([0]), np.array([31]), cols, np.array([2.0]))[0]
-    np.testing.assert_allclose(got * 2.0, pattern[cols[0] % 4], atol=1e-12)
+    np.testing.assert_allclose(got[:, 0] * 2.0, pattern[cols[0] % 4], atol=1e-12)
+
+
+def test_multiplicative_channel_recovers_seasonal_ratios_at_the_current_level():
+    ratios = np.array([0.2, -0.1, 0.05, -0.15])
+    t = np.arange(40)
+    row = 50.0 * (1.0 + ratios[t % 4])
+    table = seasonal_profile_table(row[None, :], 4)
+    cols = np.arange(32, 40)[None, :]
+    got = seasonal_profile(table, np.array([0]), np.array([31]), cols, np.array([5.0]))[0]
+    np.testing.assert_allclose(got[:, 1] * 5.0, 50.0 * ratios[cols[0] % 4], atol=1e-12)
 
 
 def test_profile_ignores_values_after_the_origin():
