@@ -84,7 +84,7 @@ def seasonal_profile_table(y: np.ndarray, season_length: int) -> SeasonalProfile
     padded[0, ..., :width] = np.where(seen, deviations, 0.0)
     padded[1, ..., :width] = seen
     strided = padded.reshape(2, 2, n, blocks, m).cumsum(axis=3).reshape(2, 2, n, blocks * m)[..., :width]
-    return SeasonalProfileTable(m, lead, strided[0], strided[1], centred)
+    return SeasonalProfileTable(m, lead, strided[0], strided[1].astype(np.int32), centred)
 
 
 def seasonal_profile(
