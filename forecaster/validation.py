@@ -148,9 +148,9 @@ def clean_history(
     _check_statics(frame, columns, roles)
     _check_duplicates(frame, columns, argument)
     frame = frame.sort_values([columns.id, columns.time], kind="stable").reset_index(drop=True)
-    all_missing = frame.groupby(columns.id, sort=False)[columns.target].apply(lambda s: s.notna().any())
-    if not all_missing.all():
-        empty = list(all_missing.index[~all_missing.to_numpy()])
+    observed = frame[columns.target].notna().groupby(frame[columns.id], sort=False).any()
+    if not observed.all():
+        empty = list(observed.index[~observed.to_numpy()])
         raise ValueError(f"Series {reprlib.repr(empty)} have no observed value of `{columns.target}`.")
     return frame, tz
 
