@@ -162,7 +162,8 @@ def train(
             )
             if use_validation:
                 result.val_loss.append((step, current))
-            bar.set_postfix(loss=f"{result.train_loss[-1]:.4f}", val=f"{current:.4f}")
+            # Without validation, `current` is the training loss averaged over the last eval_every steps.
+            bar.set_postfix({"loss": f"{result.train_loss[-1]:.4f}", "val" if use_validation else "avg": f"{current:.4f}"})
             if current < best or not use_validation:  # without validation, keep the latest checkpoint
                 best, stale = min(best, current), 0
                 result.state_dict, result.best_step = copy.deepcopy(network.state_dict()), step
