@@ -25,6 +25,10 @@ import numpy as np
 PROFILE_CYCLES = 10
 # Input channels the profile adds: additive and multiplicative.
 PROFILE_CHANNELS = 2
+# Bound on a profile value, in window scales: ratios to a moving average near zero (a series
+# crossing zero, an intermittent one) could otherwise feed the network values in the thousands.
+# Real seasonal profiles stay well inside it (at most 12.2 over every origin of M3 monthly).
+PROFILE_LIMIT = 20.0
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,9 @@ def seasonal_profile(
 
     Channel 0 is the additive profile, channel 1 the multiplicative one times the latest
     moving average known at the origin, both divided by the window ``scale``. Each is
-    centred to sum to zero over the season positions seen, and zero when the history
-    before the origin holds no complete deviation yet (or, for channel 1, no positive level).
+    centred to sum to zero over the season positions seen, zero when the history before the
+    origin holds no complete deviation yet (or, for channel 1, no positive level), and
+    clipped to ``PROFILE_LIMIT`` window scales.
     """
     m = table.season_length
     cutoff = origins - table.lead  # last column whose deviation is known at the origin
@@ -117,6 +122,6 @@ def seasonal_profile(
     level = table.level[series, np.maximum(cutoff, 0)]
     level = np.where((cutoff >= 0) & np.isfinite(level) & (level > 0), level, 0.0)
     profile[1] *= level[:, None]
-    profile /= scale[None, :, None]
+    profile = np.clip(profile / scale[None, :, None], -PROFILE_LIMIT, PROFILE_LIMIT)
     position = np.mod(cols, m)
     return np.stack([np.take_along_axis(profile[k], position, axis=1) for k in range(PROFILE_CHANNELS)], axis=-1)

@@ -6,7 +6,7 @@ from conftest import fast_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forecaster.seasonality import PROFILE_CYCLES, seasonal_profile, seasonal_profile_table
+from forecaster.seasonality import PROFILE_CYCLES, PROFILE_LIMIT, seasonal_profile, seasonal_profile_table
 
 
 def _reference_profile(row: np.ndarray, origin: int, m: int) -> np.ndarray:
@@ -36,7 +36,7 @@ def _reference_profile(row: np.ndarray, origin: int, m: int) -> np.ndarray:
         channels.append(np.array([means[r] - centre if r in means else 0.0 for r in range(m)]))
     level = moving_average(cutoff) if cutoff >= 0 else np.nan
     channels[1] = channels[1] * (level if np.isfinite(level) and level > 0 else 0.0)
-    return np.stack(channels, axis=1)
+    return np.clip(np.stack(channels, axis=1), -PROFILE_LIMIT, PROFILE_LIMIT)
 
 
 @settings(max_examples=60, deadline=None)
@@ -88,6 +88,14 @@ def test_profile_ignores_values_after_the_origin():
     after = seasonal_profile(seasonal_profile_table(changed, 12), series, origins, cols, np.ones(3))
     np.testing.assert_array_equal(before, after)
     assert np.abs(before).sum() > 0
+
+
+def test_profile_stays_bounded_when_the_moving_average_nears_zero():
+    t = np.arange(48)
+    row = 5.0 * np.sin(2 * np.pi * t / 4) + np.where(t < 40, 1e-9, 100.0)  # level near 0, then a jump
+    table = seasonal_profile_table(row[None, :], 4)
+    got = seasonal_profile(table, np.array([0]), np.array([47]), np.arange(44, 52)[None, :], np.array([0.5]))
+    assert np.isfinite(got).all() and np.abs(got).max() <= PROFILE_LIMIT
 
 
 def test_no_profile_without_seasonality():
