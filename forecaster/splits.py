@@ -55,6 +55,13 @@ def rolling_origins(
         cutoffs = pd.Series(grid[cut_pos], index=ends.index, name="cutoff")
         periods = pd.Series(cut_pos - start_pos + 1, index=ends.index).clip(lower=0)
         short = (periods < min_train).to_numpy()
+        if short.all():
+            longest = int(periods.max())
+            raise ValueError(
+                f"Fold {k + 1} of {n_windows} leaves no series to score: its origins lie "
+                f"{horizon + (n_windows - 1 - k) * step_size} periods before each series' end, and no series has "
+                f"{min_train} periods up to its origin (the longest has {longest}). Lower `n_windows` or `step_size`."
+            )
         skipped = {
             uid: f"only {n} periods up to cutoff {cut} (needs {min_train})"
             for uid, n, cut in zip(ends.index[short], periods[short], cutoffs[short], strict=False)

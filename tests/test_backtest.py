@@ -113,3 +113,8 @@ def test_short_series_are_skipped_with_a_reason():
     result = backtest(fast_model(), df, n_windows=2, baselines=("seasonal_naive",), progress=False)
     assert "S000" in set(result.skipped["unique_id"]) and "S000" not in set(result.forecasts["unique_id"])
     assert result.skipped["reason"].str.contains("periods up to cutoff").all()
+
+
+def test_too_many_windows_for_every_series_is_refused_before_any_fit(data):
+    with pytest.raises(ValueError, match=r"Fold 1 of 8 leaves no series to score.*Lower `n_windows`"):
+        backtest(fast_model(), data, n_windows=8, baselines=(), progress=False)
