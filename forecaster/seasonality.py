@@ -91,16 +91,15 @@ def seasonal_profile_table(y: np.ndarray, season_length: int) -> SeasonalProfile
     return SeasonalProfileTable(m, lead, strided[0], strided[1].astype(np.int32), centred)
 
 
-def seasonal_profile(
-    table: SeasonalProfileTable, series: np.ndarray, origins: np.ndarray, cols: np.ndarray, scale: np.ndarray
-) -> np.ndarray:
-    """Profile channels (B, K, 2) of each column of ``cols`` (B, K) for windows (series, origin), in window units.
+def origin_profiles(table: SeasonalProfileTable, series: np.ndarray, origins: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Profile (B, m, 2) of every season position for windows (series, origin), in window units.
 
     Channel 0 is the additive profile, channel 1 the multiplicative one times the latest
     moving average known at the origin, both divided by the window ``scale``. Each is
     centred to sum to zero over the season positions seen, zero when the history before the
     origin holds no complete deviation yet (or, for channel 1, no positive level), and
-    clipped to ``PROFILE_LIMIT`` window scales.
+    clipped to ``PROFILE_LIMIT`` window scales. Computed once per window and then read at
+    any column with :func:`at_columns`.
     """
     m = table.season_length
     cutoff = origins - table.lead  # last column whose deviation is known at the origin
@@ -122,6 +121,17 @@ def seasonal_profile(
     level = table.level[series, np.maximum(cutoff, 0)]
     level = np.where((cutoff >= 0) & np.isfinite(level) & (level > 0), level, 0.0)
     profile[1] *= level[:, None]
-    profile = np.clip(profile / scale[None, :, None], -PROFILE_LIMIT, PROFILE_LIMIT)
-    position = np.mod(cols, m)
-    return np.stack([np.take_along_axis(profile[k], position, axis=1) for k in range(PROFILE_CHANNELS)], axis=-1)
+    return np.clip(profile / scale[None, :, None], -PROFILE_LIMIT, PROFILE_LIMIT).transpose(1, 2, 0)
+
+
+def at_columns(profiles: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Profile values (B, K, 2) at columns ``cols`` (B, K) from per-window profiles (B, m, 2)."""
+    position = np.mod(cols, profiles.shape[1])
+    return np.take_along_axis(profiles, position[..., None], axis=1)
+
+
+def seasonal_profile(
+    table: SeasonalProfileTable, series: np.ndarray, origins: np.ndarray, cols: np.ndarray, scale: np.ndarray
+) -> np.ndarray:
+    """Profile channels (B, K, 2) at columns ``cols`` (B, K) for windows (series, origin); see :func:`origin_profiles`."""
+    return at_columns(origin_profiles(table, series, origins, scale), cols)

@@ -15,7 +15,7 @@ import numpy as np
 from .panel import Panel
 from .roles import CovariateRoles, LeakageError, encoder_columns
 from .scaling import NaiveErrorTable, naive_scale, window_stats
-from .seasonality import seasonal_profile
+from .seasonality import at_columns, origin_profiles
 
 # A window whose history is very smooth relative to its spread (a near-deterministic trend)
 # could otherwise carry hundreds of times the average weight and dominate the gradient.
@@ -70,7 +70,8 @@ def encoder_block(panel: Panel, roles: CovariateRoles, series: np.ndarray, origi
 
     The single function that assembles encoder inputs: covariates pass through
     :func:`encoder_columns`, which refuses future-known columns, and only columns at
-    or before each origin are read.
+    or before each origin are read. Also returns the per-window seasonal profiles
+    (B, m, 2), computed once here for the decoder block too (None without a profile).
     """
     encoder_columns(roles, panel.past_names)
     if (origins > panel.last_col).any():
@@ -84,8 +85,10 @@ def encoder_block(panel: Panel, roles: CovariateRoles, series: np.ndarray, origi
     padded = cols < panel.first_col[series][:, None]
     calendar = panel.calendar[panel.grid_position(rows, cols)]
     parts = [panel.past[rows, cols], calendar]
+    profiles = None
     if panel.seasonal is not None:
-        parts.append(seasonal_profile(panel.seasonal, series, origins, cols, scale))
+        profiles = origin_profiles(panel.seasonal, series, origins, scale)
+        parts.append(at_columns(profiles, cols))
     covariates = np.concatenate(parts, axis=2)
     return (
         np.where(observed, scaled, 0.0).astype(np.float32),
@@ -94,20 +97,22 @@ def encoder_block(panel: Panel, roles: CovariateRoles, series: np.ndarray, origi
         covariates.astype(np.float32),
         loc,
         scale,
+        profiles,
     )
 
 
-def decoder_block(panel: Panel, series: np.ndarray, origins: np.ndarray, horizon: int, scale: np.ndarray) -> np.ndarray:
+def decoder_block(panel: Panel, series: np.ndarray, origins: np.ndarray, horizon: int, profiles: np.ndarray | None) -> np.ndarray:
     """Future-known covariates, calendar features and seasonal profile of the ``horizon`` target periods.
 
-    The profile is computed from history up to the origin only, in the window's units (``scale``).
+    ``profiles`` (B, m, 2) are the per-window seasonal profiles the encoder block computed
+    from history up to the origin (None when the panel has none).
     """
     cols = origins[:, None] + np.arange(1, horizon + 1)[None, :]
     rows = series[:, None]
     calendar = panel.calendar[panel.grid_position(rows, cols)]
     parts = [panel.future[rows, cols], calendar]
-    if panel.seasonal is not None:
-        parts.append(seasonal_profile(panel.seasonal, series, origins, cols, scale))
+    if profiles is not None:
+        parts.append(at_columns(profiles, cols))
     return np.concatenate(parts, axis=2).astype(np.float32)
 
 
@@ -128,7 +133,9 @@ def assemble(
     an error in window-scaled units into one relative to the series' in-sample
     seasonal-naive error up to the origin: the training loss then weighs series as MASE does.
     """
-    past_target, past_observed, padded, covariates, loc, scale = encoder_block(panel, roles, series, origins, input_size, scaler)
+    past_target, past_observed, padded, covariates, loc, scale, profiles = encoder_block(
+        panel, roles, series, origins, input_size, scaler
+    )
     target = target_observed = weight = None
     if with_target:
         cols = origins[:, None] + np.arange(1, horizon + 1)[None, :]
@@ -143,7 +150,7 @@ def assemble(
         past_observed=past_observed,
         past_padded=padded,
         past_covariates=covariates,
-        future_known=decoder_block(panel, series, origins, horizon, scale),
+        future_known=decoder_block(panel, series, origins, horizon, profiles),
         static=panel.static[series],
         loc=loc,
         scale=scale,
