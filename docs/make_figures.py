@@ -1,7 +1,8 @@
 """Regenerate the synthetic attention figures: python docs/make_figures.py
 
-The model is fitted with ``linear_skip=False``, ``seasonal_profile=False`` and the loss in window-scaled units, so that the
-attention alone carries the seasonal routing the figures illustrate (see the README's attention section).
+The model is fitted with ``linear_skip=False``, ``seasonal_profile=False``, ``trend_line=False`` and the loss
+in window-scaled units, so that the attention alone carries the seasonal routing the figures illustrate
+(see the README's attention section).
 """
 
 from pathlib import Path
@@ -25,6 +26,7 @@ model = Seq2SeqForecaster(
     hidden_size=32,
     linear_skip=False,
     seasonal_profile=False,
+    trend_line=False,
     loss_scale="window",
     early_stopping=True,
     progress=False,

@@ -14,14 +14,14 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .attention import ATTENTIONS
+from .decomposition import history_needed
 from .features import fit_features, static_width
 from .frequency import infer_offset, normalise_freq, season_length_for
 from .members import TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
-from .panel import Panel, build_panel, future_timestamps, log_target, with_seasonal_profile
+from .panel import Panel, build_panel, future_timestamps, log_target, with_decomposition
 from .roles import CovariateRoles
 from .scaling import LOSS_SCALES, SCALERS, naive_error_table
-from .seasonality import history_needed
 from .training import TrainConfig, to_tensors
 from .validation import Columns, clean_future, clean_history, restore_zone
 from .windows import admissible_origins, assemble
@@ -109,7 +109,11 @@ class Seq2SeqForecaster(BaseEstimator):
             mean deviation of each season position from a centred moving average over up to
             10 seasons before the origin (as classical decomposition estimates it; additive, and
             multiplicative at the current level), so a short ``input_size`` still sees a stable
-            seasonal pattern. Computed from data up to the origin only.
+            seasonal pattern. Computed from data up to the origin only; needs ``season_length >= 2``.
+        trend_line: give encoder and decoder the series' long-run trend line: the latest value
+            of that centred moving average known at the origin, extrapolated with its slope over
+            up to 10 seasons (a deseasonalised drift, as the Theta method's). Computed from
+            data up to the origin only.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
@@ -147,6 +151,7 @@ class Seq2SeqForecaster(BaseEstimator):
         loss_scale: str = "seasonal_naive",
         log_target: bool = False,
         seasonal_profile: bool = True,
+        trend_line: bool = True,
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,
@@ -181,6 +186,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.loss_scale = loss_scale
         self.log_target = log_target
         self.seasonal_profile = seasonal_profile
+        self.trend_line = trend_line
         self.max_steps = max_steps
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -392,14 +398,14 @@ class Seq2SeqForecaster(BaseEstimator):
         return self._model_units(panel, self.season_length_), tz
 
     def _model_units(self, panel: Panel, season_length: int) -> Panel:
-        """The panel in the units the network models: ``log1p`` target and seasonal profile when enabled."""
+        """The panel in the units the network models: ``log1p`` target, trend line and seasonal profile when enabled."""
         if self.log_target:
             panel = log_target(panel, self.target_col)
-        return with_seasonal_profile(panel, season_length) if self.seasonal_profile else panel
+        return with_decomposition(panel, season_length, self.seasonal_profile, self.trend_line)
 
     def _history_kept(self, input_size: int, season_length: int) -> int:
-        """Periods per series kept for ``predict()`` without data: the encoder window and what the profile reads."""
-        return max(input_size, history_needed(season_length)) if self.seasonal_profile else input_size
+        """Periods per series kept for ``predict()`` without data: the encoder window and what the decomposition reads."""
+        return max(input_size, history_needed(season_length)) if self.seasonal_profile or self.trend_line else input_size
 
     def _forward(self, panel: Panel) -> tuple[np.ndarray, np.ndarray]:
         """Inverse-scaled quantiles (N, H, Q) and attention (N, H, T) from each series' end."""

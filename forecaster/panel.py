@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from .decomposition import DecompositionTable, decomposition_table
 from .features import FeatureSpec, encode_statics, scale_columns
 from .frequency import build_grid, calendar_features
 from .roles import CovariateRoles, LeakageError
-from .seasonality import PROFILE_CHANNELS, SeasonalProfileTable, seasonal_profile_table
 from .validation import Columns, when
 
 
@@ -39,17 +39,21 @@ class Panel:
     static: np.ndarray  # (N, S) float32
     past_names: tuple[str, ...]
     future_names: tuple[str, ...]
-    seasonal: SeasonalProfileTable | None = None  # long-run seasonal profile, an extra input channel when set
+    decomposition: DecompositionTable | None = None  # long-run trend line and seasonal profile inputs, when set
 
     @property
     def encoder_features(self) -> int:
-        """Channels per history step besides the target: past covariates, calendar, seasonal profile."""
-        return self.past.shape[2] + self.calendar.shape[1] + PROFILE_CHANNELS * (self.seasonal is not None)
+        """Channels per history step besides the target: past covariates, calendar, decomposition."""
+        return self.past.shape[2] + self.calendar.shape[1] + self.decomposition_channels
 
     @property
     def decoder_features(self) -> int:
-        """Channels per horizon step: future-known covariates, calendar, seasonal profile."""
-        return self.future.shape[2] + self.calendar.shape[1] + PROFILE_CHANNELS * (self.seasonal is not None)
+        """Channels per horizon step: future-known covariates, calendar, decomposition."""
+        return self.future.shape[2] + self.calendar.shape[1] + self.decomposition_channels
+
+    @property
+    def decomposition_channels(self) -> int:
+        return self.decomposition.channels if self.decomposition is not None else 0
 
     @property
     def last_col(self) -> int:
@@ -229,6 +233,6 @@ def log_target(panel: Panel, target: str) -> Panel:
         return replace(panel, y=np.log1p(panel.y))
 
 
-def with_seasonal_profile(panel: Panel, season_length: int) -> Panel:
-    """The panel with its long-run seasonal profile table (see :mod:`forecaster.seasonality`)."""
-    return replace(panel, seasonal=seasonal_profile_table(panel.y, season_length))
+def with_decomposition(panel: Panel, season_length: int, seasonal: bool, trend: bool) -> Panel:
+    """The panel with its long-run decomposition table (see :mod:`forecaster.decomposition`)."""
+    return replace(panel, decomposition=decomposition_table(panel.y, season_length, seasonal, trend))

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .decomposition import WindowDecomposition, at_columns, window_decomposition
 from .panel import Panel
 from .roles import CovariateRoles, LeakageError, encoder_columns
 from .scaling import NaiveErrorTable, naive_scale, window_stats
-from .seasonality import at_columns, origin_profiles
 
 # A window whose history is very smooth relative to its spread (a near-deterministic trend)
 # could otherwise carry hundreds of times the average weight and dominate the gradient.
@@ -70,8 +70,9 @@ def encoder_block(panel: Panel, roles: CovariateRoles, series: np.ndarray, origi
 
     The single function that assembles encoder inputs: covariates pass through
     :func:`encoder_columns`, which refuses future-known columns, and only columns at
-    or before each origin are read. Also returns the per-window seasonal profiles
-    (B, m, 2), computed once here for the decoder block too (None without a profile).
+    or before each origin are read. Also returns each window's long-run decomposition
+    (trend line, seasonal profile), computed once here for the decoder block too (None
+    when the panel has none).
     """
     encoder_columns(roles, panel.past_names)
     if (origins > panel.last_col).any():
@@ -85,10 +86,10 @@ def encoder_block(panel: Panel, roles: CovariateRoles, series: np.ndarray, origi
     padded = cols < panel.first_col[series][:, None]
     calendar = panel.calendar[panel.grid_position(rows, cols)]
     parts = [panel.past[rows, cols], calendar]
-    profiles = None
-    if panel.seasonal is not None:
-        profiles = origin_profiles(panel.seasonal, series, origins, scale)
-        parts.append(at_columns(profiles, cols))
+    decomposition = None
+    if panel.decomposition is not None:
+        decomposition = window_decomposition(panel.decomposition, series, origins, loc, scale)
+        parts.append(at_columns(decomposition, cols))
     covariates = np.concatenate(parts, axis=2)
     return (
         np.where(observed, scaled, 0.0).astype(np.float32),
@@ -97,22 +98,24 @@ def encoder_block(panel: Panel, roles: CovariateRoles, series: np.ndarray, origi
         covariates.astype(np.float32),
         loc,
         scale,
-        profiles,
+        decomposition,
     )
 
 
-def decoder_block(panel: Panel, series: np.ndarray, origins: np.ndarray, horizon: int, profiles: np.ndarray | None) -> np.ndarray:
-    """Future-known covariates, calendar features and seasonal profile of the ``horizon`` target periods.
+def decoder_block(
+    panel: Panel, series: np.ndarray, origins: np.ndarray, horizon: int, decomposition: WindowDecomposition | None
+) -> np.ndarray:
+    """Future-known covariates, calendar features and decomposition of the ``horizon`` target periods.
 
-    ``profiles`` (B, m, 2) are the per-window seasonal profiles the encoder block computed
-    from history up to the origin (None when the panel has none).
+    ``decomposition`` is what the encoder block computed from history up to each origin
+    (None when the panel has none).
     """
     cols = origins[:, None] + np.arange(1, horizon + 1)[None, :]
     rows = series[:, None]
     calendar = panel.calendar[panel.grid_position(rows, cols)]
     parts = [panel.future[rows, cols], calendar]
-    if profiles is not None:
-        parts.append(at_columns(profiles, cols))
+    if decomposition is not None:
+        parts.append(at_columns(decomposition, cols))
     return np.concatenate(parts, axis=2).astype(np.float32)
 
 
@@ -133,7 +136,7 @@ def assemble(
     an error in window-scaled units into one relative to the series' in-sample
     seasonal-naive error up to the origin: the training loss then weighs series as MASE does.
     """
-    past_target, past_observed, padded, covariates, loc, scale, profiles = encoder_block(
+    past_target, past_observed, padded, covariates, loc, scale, decomposition = encoder_block(
         panel, roles, series, origins, input_size, scaler
     )
     target = target_observed = weight = None
@@ -150,7 +153,7 @@ def assemble(
         past_observed=past_observed,
         past_padded=padded,
         past_covariates=covariates,
-        future_known=decoder_block(panel, series, origins, horizon, profiles),
+        future_known=decoder_block(panel, series, origins, horizon, decomposition),
         static=panel.static[series],
         loc=loc,
         scale=scale,

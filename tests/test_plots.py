@@ -22,9 +22,9 @@ def seasonal_model():
     df, _ = make_panel(n_series=24, length=84, seed=5, noise=0.03, future_effect=0.0, trend=0.2, short_share=0.2)
     # hidden_size=32: with 64 units the encoder states carry so much of the history that the
     # attention stays nearly uniform after this short training. Without the linear skip and the
-    # seasonal profile input, attention alone carries the seasonal pattern, so its profile is sharp.
+    # decomposition inputs, attention alone carries the seasonal pattern, so its profile is sharp.
     model = Seq2SeqForecaster(
-        horizon=12, hidden_size=32, linear_skip=False, seasonal_profile=False, max_steps=250, progress=False
+        horizon=12, hidden_size=32, linear_skip=False, seasonal_profile=False, trend_line=False, max_steps=250, progress=False
     )
     return model.fit(df), df
 

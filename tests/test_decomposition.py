@@ -1,4 +1,4 @@
-"""The long-run seasonal profile: what a plain decomposition gives, from data up to the origin only."""
+"""The long-run trend line and seasonal profile: what a plain decomposition gives, from data up to the origin only."""
 
 import numpy as np
 import pandas as pd
@@ -6,17 +6,31 @@ from conftest import fast_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forecaster.seasonality import PROFILE_CYCLES, PROFILE_LIMIT, seasonal_profile, seasonal_profile_table
+from forecaster.decomposition import PROFILE_CYCLES, PROFILE_LIMIT, decomposition_inputs, decomposition_table
+
+
+def seasonal_profile_table(y, season_length):
+    return decomposition_table(y, season_length, seasonal=True, trend=False)
+
+
+def seasonal_profile(table, series, origins, cols, scale):
+    return decomposition_inputs(table, series, origins, cols, scale)
+
+
+def _moving_average(row: np.ndarray, c: int, m: int) -> float:
+    """The centred moving average at column ``c`` by its definition, NaN when any input is missing."""
+    lead = m // 2
+    weights = np.full(m, 1.0 / m) if m % 2 else np.r_[0.5, np.ones(m - 1), 0.5] / m
+    window = row[c - lead : c + lead + 1] if c - lead >= 0 else np.array([])
+    return float(window @ weights) if len(window) == len(weights) and np.isfinite(window).all() else np.nan
 
 
 def _reference_profile(row: np.ndarray, origin: int, m: int) -> np.ndarray:
     """Additive and multiplicative profile (m, 2) at the origin, by explicit loops over the history."""
     lead = m // 2
-    weights = np.full(m, 1.0 / m) if m % 2 else np.r_[0.5, np.ones(m - 1), 0.5] / m
 
     def moving_average(c: int) -> float:
-        window = row[c - lead : c + lead + 1] if c - lead >= 0 else np.array([])
-        return float(window @ weights) if len(window) == len(weights) and np.isfinite(window).all() else np.nan
+        return _moving_average(row, c, m)
 
     cutoff = origin - lead
     channels = []
@@ -77,15 +91,17 @@ def test_multiplicative_channel_recovers_seasonal_ratios_at_the_current_level():
     np.testing.assert_allclose(got[:, 1] * 5.0, 50.0 * ratios[cols[0] % 4], atol=1e-12)
 
 
-def test_profile_ignores_values_after_the_origin():
+def test_trend_and_profile_ignore_values_after_the_origin():
     rng = np.random.default_rng(0)
     row = rng.normal(size=(3, 60))
     changed = row.copy()
     changed[:, 41:] = rng.normal(100, 50, size=(3, 19))
     series, origins = np.arange(3), np.array([40, 40, 40])
     cols = origins[:, None] + np.arange(-11, 13)[None, :]
-    before = seasonal_profile(seasonal_profile_table(row, 12), series, origins, cols, np.ones(3))
-    after = seasonal_profile(seasonal_profile_table(changed, 12), series, origins, cols, np.ones(3))
+    loc, scale = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 0.5])
+    before = decomposition_inputs(decomposition_table(row, 12), series, origins, cols, scale, loc)
+    after = decomposition_inputs(decomposition_table(changed, 12), series, origins, cols, scale, loc)
+    assert before.shape[2] == 3
     np.testing.assert_array_equal(before, after)
     assert np.abs(before).sum() > 0
 
@@ -98,8 +114,52 @@ def test_profile_stays_bounded_when_the_moving_average_nears_zero():
     assert np.isfinite(got).all() and np.abs(got).max() <= PROFILE_LIMIT
 
 
-def test_no_profile_without_seasonality():
-    assert seasonal_profile_table(np.ones((2, 10)), 1) is None
+def _reference_trend_line(row: np.ndarray, origin: int, m: int, cols: np.ndarray, loc: float, scale: float) -> np.ndarray:
+    """The trend line at ``cols`` by a scan over the moving averages known at the origin."""
+    cutoff = origin - m // 2
+    known = [c for c in range(0, cutoff + 1) if np.isfinite(_moving_average(row, c, m))]
+    if not known:
+        return np.zeros(len(cols))
+    end = known[-1]
+    start = min(c for c in known if c >= cutoff - PROFILE_CYCLES * m) if end >= cutoff - PROFILE_CYCLES * m else end
+    level = _moving_average(row, end, m)
+    slope = (level - _moving_average(row, start, m)) / (end - start) if end - start >= m else 0.0
+    return np.clip((level + slope * (cols - end) - loc) / scale, -PROFILE_LIMIT, PROFILE_LIMIT)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.floats(-100, 100), st.just(float("nan"))), min_size=2, max_size=80),
+    pad=st.integers(0, 5),
+    season=st.integers(1, 6),
+    loc=st.floats(-50, 50),
+    scale=st.floats(0.5, 20),
+    data=st.data(),
+)
+def test_trend_line_matches_a_plain_scan_over_the_history(values, pad, season, loc, scale, data):
+    row = np.array([np.nan] * pad + values)
+    origin = data.draw(st.integers(0, len(row) - 1))
+    table = decomposition_table(row[None, :], season, seasonal=False, trend=True)
+    assert table.channels == 1
+    cols = np.arange(origin - 5, origin + 6)
+    got = decomposition_inputs(table, np.array([0]), np.array([origin]), cols[None, :], np.array([scale]), np.array([loc]))
+    expected = _reference_trend_line(row, origin, season, cols, loc, scale)
+    np.testing.assert_allclose(got[0, :, 0], expected, rtol=1e-9, atol=1e-9)
+
+
+def test_trend_line_recovers_a_linear_trend_through_seasonality():
+    t = np.arange(60)
+    row = 10.0 + 0.7 * t + np.array([3.0, -1.0, 0.5, -2.5])[t % 4]
+    table = decomposition_table(row[None, :], 4)
+    assert table.channels == 3
+    cols = np.arange(40, 60)[None, :]
+    got = decomposition_inputs(table, np.array([0]), np.array([47]), cols, np.array([4.0]), np.array([30.0]))[0, :, 2]
+    np.testing.assert_allclose(got * 4.0 + 30.0, 10.0 + 0.7 * cols[0], atol=1e-9)
+
+
+def test_no_table_when_nothing_is_asked_or_possible():
+    assert decomposition_table(np.ones((2, 10)), 1, seasonal=True, trend=False) is None
+    assert decomposition_table(np.ones((2, 10)), 12, seasonal=False, trend=False) is None
 
 
 def test_predict_from_the_stored_history_matches_predict_from_the_full_history(panel):
