@@ -6,7 +6,7 @@ Two protocols:
 
 Prints MASE, sMAPE, wall time (fit + predict) and peak RSS. Run with OMP_WAIT_POLICY=PASSIVE:
   OMP_WAIT_POLICY=PASSIVE python benchmarks/accuracy.py --panel tourism_quarterly --protocol test
-Model parameters can be overridden with --model '{"n_models": 3}'.
+Model parameters can be overridden with --model '{"n_models": 3}'; --out FILE.csv also writes the table.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import argparse
 import json
 import resource
 import time
+from pathlib import Path
 
 import pandas as pd
 
@@ -95,6 +96,7 @@ def main() -> None:
     parser.add_argument("--model", default="{}", help="JSON of Seq2SeqForecaster parameters")
     parser.add_argument("--nhits", action="store_true", help="also run neuralforecast's NHITS (optional extra)")
     parser.add_argument("--no-baselines", action="store_true", help="validation: score the model only")
+    parser.add_argument("--out", help="also write the table to this CSV file")
     args = parser.parse_args()
     params = {"progress": False, **json.loads(args.model)}
     started = time.perf_counter()
@@ -110,6 +112,9 @@ def main() -> None:
         ratio = table.loc["seq2seq", "mase"] / table.loc["auto_ets", "mase"]
         cost = table.loc["seq2seq", "seconds"] / table.loc["auto_ets", "seconds"]
         print(f"MASE seq2seq / AutoETS = {ratio:.3f}; wall time seq2seq / AutoETS = {cost:.2f}")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        table.round(4).to_csv(args.out)
     print(f"total {time.perf_counter() - started:.0f} s, peak RSS {peak_rss_mb():.0f} MB")
 
 
