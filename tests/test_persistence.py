@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import future_frame
+from conftest import fast_model, future_frame
 
 from forecaster import Seq2SeqForecaster
 from forecaster.persistence import ModelFileError
@@ -65,3 +65,18 @@ def test_history_file_is_read_without_pickle(fitted, tmp_path):
     fitted.save(folder)
     with np.load(folder / "history.npz", allow_pickle=False) as arrays:
         assert all(arrays[k].dtype != object for k in arrays.files)
+
+
+def test_files_from_before_the_trend_line_load_with_it_off(panel, tmp_path):
+    """A file written before `trend_line` existed has no such parameter; its model was fitted without one."""
+    df, _ = panel
+    model = fast_model(future_covariates=["promo"], trend_line=False).fit(df)
+    model.save(tmp_path / "model")
+    config_path = tmp_path / "model" / "config.json"
+    config = json.loads(config_path.read_text())
+    del config["params"]["trend_line"]
+    config_path.write_text(json.dumps(config))
+    loaded = Seq2SeqForecaster.load(tmp_path / "model")
+    assert loaded.trend_line is False and loaded.seasonal_profile is True
+    future = future_frame(df, 6)
+    pd.testing.assert_frame_equal(model.predict(future_df=future), loaded.predict(future_df=future), check_exact=True)
