@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .attention import ATTENTIONS
 from .decomposition import history_needed
 from .features import fit_features, static_width
-from .frequency import infer_offset, normalise_freq, season_length_for
+from .frequency import infer_offset, normalise_freq, season_length_for, season_spans_a_year
 from .members import TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
 from .panel import Panel, build_panel, future_timestamps, log_target, with_decomposition
@@ -113,7 +113,10 @@ class Seq2SeqForecaster(BaseEstimator):
         trend_line: give encoder and decoder the series' long-run trend line: the latest value
             of that centred moving average known at the origin, extrapolated with its slope over
             up to 10 seasons (a deseasonalised drift, as the Theta method's). Computed from
-            data up to the origin only.
+            data up to the origin only. None (the default) turns it on when a season spans a
+            year or more (yearly, quarterly, monthly, weekly data), where 10 seasons are a long
+            run; off for daily or hourly data, where a 10-week or 10-day drift is mostly weather
+            or events and extrapolating it hurt.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
@@ -151,7 +154,7 @@ class Seq2SeqForecaster(BaseEstimator):
         loss_scale: str = "seasonal_naive",
         log_target: bool = False,
         seasonal_profile: bool = True,
-        trend_line: bool = True,
+        trend_line: bool | None = None,
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,
@@ -273,9 +276,8 @@ class Seq2SeqForecaster(BaseEstimator):
         season = int(self.season_length or season_length_for(offset))
         input_size = int(self.input_size or default_input_size(self.horizon, season))
         features = fit_features(frame, columns.id, roles)
-        panel = self._model_units(
-            build_panel(frame, columns, roles, features, offset, input_size, self.horizon, fill_gaps=self.fill_gaps), season
-        )
+        panel = build_panel(frame, columns, roles, features, offset, input_size, self.horizon, fill_gaps=self.fill_gaps)
+        panel = self._model_units(panel, offset, season)
         self._check_lengths(panel)
         quantiles = self._training_quantiles()
         config = NetworkConfig(
@@ -314,7 +316,8 @@ class Seq2SeqForecaster(BaseEstimator):
         self.network_config_ = config
         self.device_ = device
         self.tz_ = tz
-        self.history_ = frame.groupby(columns.id, sort=False).tail(self._history_kept(input_size, season)).reset_index(drop=True)
+        kept = self._history_kept(input_size, offset, season)
+        self.history_ = frame.groupby(columns.id, sort=False).tail(kept).reset_index(drop=True)
         self.training_end_ = frame.groupby(columns.id, sort=False)[columns.time].max()
         self.train_results_ = results
         self.train_result_ = results[0]
@@ -395,17 +398,22 @@ class Seq2SeqForecaster(BaseEstimator):
             clean_future(future_df, columns, roles, tz)  # still refuse targets or past covariates in it
         offset = normalise_freq(self.freq_)
         panel = build_panel(frame, columns, roles, self.features_, offset, self.input_size_, self.horizon, future, self.fill_gaps)
-        return self._model_units(panel, self.season_length_), tz
+        return self._model_units(panel, offset, self.season_length_), tz
 
-    def _model_units(self, panel: Panel, season_length: int) -> Panel:
+    def _uses_trend_line(self, offset: pd.DateOffset, season_length: int) -> bool:
+        """``trend_line`` resolved: None means on where a season spans a year or more."""
+        return season_spans_a_year(offset, season_length) if self.trend_line is None else bool(self.trend_line)
+
+    def _model_units(self, panel: Panel, offset: pd.DateOffset, season_length: int) -> Panel:
         """The panel in the units the network models: ``log1p`` target, trend line and seasonal profile when enabled."""
         if self.log_target:
             panel = log_target(panel, self.target_col)
-        return with_decomposition(panel, season_length, self.seasonal_profile, self.trend_line)
+        return with_decomposition(panel, season_length, self.seasonal_profile, self._uses_trend_line(offset, season_length))
 
-    def _history_kept(self, input_size: int, season_length: int) -> int:
+    def _history_kept(self, input_size: int, offset: pd.DateOffset, season_length: int) -> int:
         """Periods per series kept for ``predict()`` without data: the encoder window and what the decomposition reads."""
-        return max(input_size, history_needed(season_length)) if self.seasonal_profile or self.trend_line else input_size
+        decomposed = self.seasonal_profile or self._uses_trend_line(offset, season_length)
+        return max(input_size, history_needed(season_length)) if decomposed else input_size
 
     def _forward(self, panel: Panel) -> tuple[np.ndarray, np.ndarray]:
         """Inverse-scaled quantiles (N, H, Q) and attention (N, H, T) from each series' end."""

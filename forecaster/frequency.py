@@ -63,6 +63,12 @@ def season_length_for(offset: pd.DateOffset) -> int:
     return int(season)
 
 
+def season_spans_a_year(offset: pd.DateOffset, season_length: int) -> bool:
+    """Whether ``season_length`` periods of ``offset`` cover about a year or more (yearly to weekly data)."""
+    start = pd.Timestamp("2001-01-01")
+    return (start + season_length * offset) - start >= pd.Timedelta(days=350)
+
+
 def infer_offset(times: pd.Series, ids: pd.Series) -> pd.DateOffset:
     """Infer one frequency for the whole panel from the series' own timestamps.
 

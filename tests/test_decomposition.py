@@ -2,11 +2,13 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 from conftest import fast_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forecaster.decomposition import PROFILE_CYCLES, PROFILE_LIMIT, decomposition_inputs, decomposition_table
+from forecaster.frequency import normalise_freq, season_length_for, season_spans_a_year
 
 
 def seasonal_profile_table(y, season_length):
@@ -168,3 +170,22 @@ def test_predict_from_the_stored_history_matches_predict_from_the_full_history(p
     kept = model.history_.groupby("unique_id").size().max()
     assert model.input_size_ < kept < df.groupby("unique_id").size().max(), "the stored tail is cut, beyond the encoder window"
     pd.testing.assert_frame_equal(model.predict(), model.predict(df=df))
+
+
+@pytest.mark.parametrize(
+    ("freq", "on"), [("YS", True), ("QS", True), ("MS", True), ("W", True), ("D", False), ("B", False), ("h", False)]
+)
+def test_trend_line_is_on_by_default_only_where_a_season_spans_a_year(freq, on):
+    offset = normalise_freq(freq)
+    assert season_spans_a_year(offset, season_length_for(offset)) is on
+
+
+def test_a_yearly_season_on_daily_data_spans_a_year():
+    assert season_spans_a_year(normalise_freq("D"), 365)
+    assert not season_spans_a_year(normalise_freq("D"), 300)
+
+
+def test_default_trend_line_adds_one_input_channel_on_monthly_data(panel):
+    df, _ = panel
+    widths = {flag: fast_model(trend_line=flag).fit(df).network_config_.future_features for flag in (None, True, False)}
+    assert widths[None] == widths[True] == widths[False] + 1
