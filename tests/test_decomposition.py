@@ -7,6 +7,8 @@ from conftest import fast_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from forecaster import Seq2SeqForecaster
+from forecaster.datasets import make_panel
 from forecaster.decomposition import PROFILE_CYCLES, PROFILE_LIMIT, decomposition_inputs, decomposition_table
 from forecaster.frequency import normalise_freq, season_length_for, season_spans_a_year
 
@@ -189,3 +191,14 @@ def test_default_trend_line_adds_one_input_channel_on_monthly_data(panel):
     df, _ = panel
     widths = {flag: fast_model(trend_line=flag).fit(df).network_config_.future_features for flag in (None, True, False)}
     assert widths[None] == widths[True] == widths[False] + 1
+
+
+def test_yearly_data_gets_the_trend_line_alone_and_predicts_from_its_stored_tail():
+    df, _ = make_panel(n_series=8, length=40, freq="YS", seed=3, season_lengths=(1,))
+    model = Seq2SeqForecaster(horizon=4, input_size=8, max_steps=30, progress=False).fit(df)
+    without = Seq2SeqForecaster(horizon=4, input_size=8, max_steps=30, progress=False, trend_line=False).fit(df)
+    assert model.network_config_.future_features == without.network_config_.future_features + 1  # no seasonal channels
+    forecast = model.predict()
+    assert np.isfinite(forecast["y_hat"]).all()
+    assert model.input_size_ < model.history_.groupby("unique_id").size().max() < 40
+    pd.testing.assert_frame_equal(forecast, model.predict(df=df))
