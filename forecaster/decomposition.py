@@ -4,15 +4,14 @@ The encoder reads one or two seasons of history, too few to tell a stable season
 pattern or a lasting trend from noise; exponential smoothing and the Theta method
 estimate them from the whole series. This module gives the network the same
 information as inputs, from a classical decomposition around a centred moving average
-(2 x m for even m), over up to ``PROFILE_CYCLES`` seasons before each origin, in the
-window's scaled units:
+(2 x m for even m), over the seasons before each origin, in the window's scaled units:
 
 - **seasonal profile** (two channels): the mean deviation of every season position from
-  the moving average, additive (``y - ma``) and multiplicative (``y / ma - 1``, times the
+  the moving average over up to ``PROFILE_CYCLES`` seasons, additive (``y - ma``) and multiplicative (``y / ma - 1``, times the
   latest moving average, so an amplitude that grows with the level is carried at
   today's level);
 - **trend line** (one channel): the latest moving average known at the origin,
-  extrapolated with its slope over the same seasons (a deseasonalised drift).
+  extrapolated with its slope over up to ``TREND_CYCLES`` seasons (a deseasonalised drift).
 
 All are fed to the encoder at every history step and to the decoder at every horizon step.
 No value after the origin is used: the moving average at column ``c`` reads up to
@@ -26,14 +25,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Seasons of history the decomposition reads: enough to average out noise, few enough to follow drift.
-PROFILE_CYCLES = 10
+# Seasons averaged into the seasonal profile: enough to average out noise, few enough to follow a
+# pattern that evolves (5 beat 10 on the Tourism validation folds and tied on M3; see benchmarks/README.md).
+PROFILE_CYCLES = 5
+# Seasons over which the trend line's slope is measured: a long-run drift (4 did worse, 25 no better).
+TREND_CYCLES = 10
 # Input channels of the seasonal profile (additive, multiplicative) and of the trend line.
 SEASONAL_CHANNELS = 2
 TREND_CHANNELS = 1
 # Bound on an input value, in window scales: ratios to a moving average near zero (a series
 # crossing zero, an intermittent one) could otherwise feed the network values in the thousands.
-# Real seasonal profiles stay well inside it (at most 12.2 over every origin of M3 monthly).
+# Real seasonal profiles stay well inside it (at most 12.2 over every origin of M3 monthly, over 10 seasons).
 PROFILE_LIMIT = 20.0
 
 
@@ -77,7 +79,7 @@ class WindowDecomposition:
 
 def history_needed(season_length: int) -> int:
     """Periods before an origin that the decomposition can read (to keep when storing a history tail)."""
-    return (PROFILE_CYCLES + 1) * season_length + season_length // 2 + 1
+    return (max(PROFILE_CYCLES, TREND_CYCLES) + 1) * season_length + season_length // 2 + 1
 
 
 def _centred_moving_average(y: np.ndarray, m: int) -> tuple[np.ndarray, int]:
@@ -184,11 +186,11 @@ def _trend(table: DecompositionTable, series: np.ndarray, cutoff: np.ndarray, lo
     """Anchor column, level and slope of the trend line known at each window's origin.
 
     The slope is that of the moving average between its latest value known at the origin
-    and its first value at most ``PROFILE_CYCLES`` seasons earlier; zero over less than one season.
+    and its first value at most ``TREND_CYCLES`` seasons earlier; zero over less than one season.
     """
     m, width = table.season_length, table.level.shape[1]
     end = np.where(cutoff >= 0, table.level_before[series, np.clip(cutoff, 0, width - 1)], -1)
-    start = table.level_after[series, np.clip(cutoff - PROFILE_CYCLES * m, 0, width - 1)]
+    start = table.level_after[series, np.clip(cutoff - TREND_CYCLES * m, 0, width - 1)]
     has_level = end >= 0
     span = end - start
     last = table.level[series, np.maximum(end, 0)]

@@ -107,7 +107,7 @@ class Seq2SeqForecaster(BaseEstimator):
             seasonality); quantiles are mapped back exactly by ``expm1``.
         seasonal_profile: give encoder and decoder the series' long-run seasonal profile: the
             mean deviation of each season position from a centred moving average over up to
-            10 seasons before the origin (as classical decomposition estimates it; additive, and
+            5 seasons before the origin (as classical decomposition estimates it; additive, and
             multiplicative at the current level), so a short ``input_size`` still sees a stable
             seasonal pattern. Computed from data up to the origin only; needs ``season_length >= 2``.
         trend_line: give encoder and decoder the series' long-run trend line: the latest value

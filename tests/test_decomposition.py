@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
-from forecaster.decomposition import PROFILE_CYCLES, PROFILE_LIMIT, decomposition_inputs, decomposition_table
+from forecaster.decomposition import PROFILE_CYCLES, PROFILE_LIMIT, TREND_CYCLES, decomposition_inputs, decomposition_table
 from forecaster.frequency import normalise_freq, season_length_for, season_spans_a_year
 
 
@@ -125,7 +125,7 @@ def _reference_trend_line(row: np.ndarray, origin: int, m: int, cols: np.ndarray
     if not known:
         return np.zeros(len(cols))
     end = known[-1]
-    start = min(c for c in known if c >= cutoff - PROFILE_CYCLES * m) if end >= cutoff - PROFILE_CYCLES * m else end
+    start = min(c for c in known if c >= cutoff - TREND_CYCLES * m) if end >= cutoff - TREND_CYCLES * m else end
     level = _moving_average(row, end, m)
     slope = (level - _moving_average(row, start, m)) / (end - start) if end - start >= m else 0.0
     return np.clip((level + slope * (cols - end) - loc) / scale, -PROFILE_LIMIT, PROFILE_LIMIT)
