@@ -51,15 +51,19 @@ class DecompositionTable:
     season_length: int
     lead: int  # periods after a column that its centred moving average reads
     level: np.ndarray  # (N, W) the centred moving average, NaN where incomplete
-    level_before: np.ndarray  # (N, W) last column <= c with a moving average (-1 if none)
-    level_after: np.ndarray  # (N, W) first column >= c with a moving average (W if none)
     sums: np.ndarray | None = None  # (2, N, W), None without a seasonal profile
     counts: np.ndarray | None = None  # (2, N, W)
-    trend: bool = False  # whether the trend line is an input channel
+    # Trend-line indexes, None without a trend line:
+    level_before: np.ndarray | None = None  # (N, W) last column <= c with a moving average (-1 if none)
+    level_after: np.ndarray | None = None  # (N, W) first column >= c with a moving average (W if none)
 
     @property
     def seasonal(self) -> bool:
         return self.sums is not None
+
+    @property
+    def trend(self) -> bool:
+        return self.level_before is not None
 
     @property
     def channels(self) -> int:
@@ -130,13 +134,19 @@ def decomposition_table(
     if not (seasonal or trend):
         return None
     centred, lead = _centred_moving_average(y, m)
+    sums, counts = _season_running_sums(y, centred, m) if seasonal else (None, None)
+    before, after = _level_indexes(centred) if trend else (None, None)
+    return DecompositionTable(m, lead, centred, sums, counts, before, after)
+
+
+def _level_indexes(centred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the last column at or before it and the first at or after it with a moving average."""
     n, width = centred.shape
     columns = np.broadcast_to(np.arange(width), (n, width))
     has_level = np.isfinite(centred)
     before = np.maximum.accumulate(np.where(has_level, columns, -1), axis=1).astype(np.int32)
-    after = np.minimum.accumulate(np.where(has_level, columns, width)[:, ::-1], axis=1)[:, ::-1].astype(np.int32)
-    sums, counts = _season_running_sums(y, centred, m) if seasonal else (None, None)
-    return DecompositionTable(m, lead, centred, before, np.ascontiguousarray(after), sums, counts, trend)
+    after = np.minimum.accumulate(np.where(has_level, columns, width)[:, ::-1], axis=1)[:, ::-1]
+    return before, np.ascontiguousarray(after, dtype=np.int32)
 
 
 def window_decomposition(

@@ -316,7 +316,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.network_config_ = config
         self.device_ = device
         self.tz_ = tz
-        kept = self._history_kept(input_size, offset, season)
+        kept = self._history_kept(input_size, season, panel.decomposition is not None)
         self.history_ = frame.groupby(columns.id, sort=False).tail(kept).reset_index(drop=True)
         self.training_end_ = frame.groupby(columns.id, sort=False)[columns.time].max()
         self.train_results_ = results
@@ -410,9 +410,9 @@ class Seq2SeqForecaster(BaseEstimator):
             panel = log_target(panel, self.target_col)
         return with_decomposition(panel, season_length, self.seasonal_profile, self._uses_trend_line(offset, season_length))
 
-    def _history_kept(self, input_size: int, offset: pd.DateOffset, season_length: int) -> int:
+    @staticmethod
+    def _history_kept(input_size: int, season_length: int, decomposed: bool) -> int:
         """Periods per series kept for ``predict()`` without data: the encoder window and what the decomposition reads."""
-        decomposed = self.seasonal_profile or self._uses_trend_line(offset, season_length)
         return max(input_size, history_needed(season_length)) if decomposed else input_size
 
     def _forward(self, panel: Panel) -> tuple[np.ndarray, np.ndarray]:
