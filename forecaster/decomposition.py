@@ -81,9 +81,10 @@ class WindowDecomposition:
     trend_slope: np.ndarray | None = None  # (B,) slope of the moving average per period, over the scale
 
 
-def history_needed(season_length: int) -> int:
-    """Periods before an origin that the decomposition can read (to keep when storing a history tail)."""
-    return (max(PROFILE_CYCLES, TREND_CYCLES) + 1) * season_length + season_length // 2 + 1
+def history_needed(table: DecompositionTable) -> int:
+    """Periods up to an origin that the table's parts can read (to keep when storing a history tail)."""
+    cycles = max(PROFILE_CYCLES * table.seasonal, TREND_CYCLES * table.trend)
+    return (cycles + 1) * table.season_length + table.lead + 1
 
 
 def _centred_moving_average(y: np.ndarray, m: int) -> tuple[np.ndarray, int]:
@@ -221,16 +222,3 @@ def at_columns(decomposition: WindowDecomposition, cols: np.ndarray) -> np.ndarr
         line = decomposition.trend_level[:, None] + decomposition.trend_slope[:, None] * (cols - anchor)
         parts.append(np.clip(np.where(anchor >= 0, line, 0.0), -PROFILE_LIMIT, PROFILE_LIMIT)[..., None])
     return np.concatenate(parts, axis=2)
-
-
-def decomposition_inputs(
-    table: DecompositionTable,
-    series: np.ndarray,
-    origins: np.ndarray,
-    cols: np.ndarray,
-    scale: np.ndarray,
-    loc: np.ndarray | None = None,
-) -> np.ndarray:
-    """Input channels (B, K, channels) at ``cols`` for windows (series, origin); see :func:`window_decomposition`."""
-    loc = np.zeros(len(series)) if loc is None else loc
-    return at_columns(window_decomposition(table, series, origins, loc, scale), cols)

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .attention import ATTENTIONS
-from .decomposition import history_needed
+from .decomposition import DecompositionTable, history_needed
 from .features import fit_features, static_width
 from .frequency import infer_offset, normalise_freq, season_length_for, season_spans_a_year
 from .members import TrainingJob, fit_members
@@ -316,7 +316,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.network_config_ = config
         self.device_ = device
         self.tz_ = tz
-        kept = self._history_kept(input_size, season, panel.decomposition is not None)
+        kept = self._history_kept(input_size, panel.decomposition)
         self.history_ = frame.groupby(columns.id, sort=False).tail(kept).reset_index(drop=True)
         self.training_end_ = frame.groupby(columns.id, sort=False)[columns.time].max()
         self.train_results_ = results
@@ -411,9 +411,9 @@ class Seq2SeqForecaster(BaseEstimator):
         return with_decomposition(panel, season_length, self.seasonal_profile, self._uses_trend_line(offset, season_length))
 
     @staticmethod
-    def _history_kept(input_size: int, season_length: int, decomposed: bool) -> int:
+    def _history_kept(input_size: int, decomposition: DecompositionTable | None) -> int:
         """Periods per series kept for ``predict()`` without data: the encoder window and what the decomposition reads."""
-        return max(input_size, history_needed(season_length)) if decomposed else input_size
+        return input_size if decomposition is None else max(input_size, history_needed(decomposition))
 
     def _forward(self, panel: Panel) -> tuple[np.ndarray, np.ndarray]:
         """Inverse-scaled quantiles (N, H, Q) and attention (N, H, T) from each series' end."""

@@ -9,8 +9,21 @@ from hypothesis import strategies as st
 
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
-from forecaster.decomposition import PROFILE_CYCLES, PROFILE_LIMIT, TREND_CYCLES, decomposition_inputs, decomposition_table
+from forecaster.decomposition import (
+    PROFILE_CYCLES,
+    PROFILE_LIMIT,
+    TREND_CYCLES,
+    at_columns,
+    decomposition_table,
+    window_decomposition,
+)
 from forecaster.frequency import normalise_freq, season_length_for, season_spans_a_year
+
+
+def decomposition_inputs(table, series, origins, cols, scale, loc=None):
+    """Input channels (B, K, channels) at ``cols`` for windows (series, origin), as the windows module reads them."""
+    loc = np.zeros(len(series)) if loc is None else loc
+    return at_columns(window_decomposition(table, series, origins, loc, scale), cols)
 
 
 def seasonal_profile_table(y, season_length):
@@ -202,3 +215,11 @@ def test_yearly_data_gets_the_trend_line_alone_and_predicts_from_its_stored_tail
     assert np.isfinite(forecast["y_hat"]).all()
     assert model.input_size_ < model.history_.groupby("unique_id").size().max() < 40
     pd.testing.assert_frame_equal(forecast, model.predict(df=df))
+
+
+def test_daily_data_keeps_only_the_tail_its_seasonal_profile_reads():
+    df, _ = make_panel(n_series=6, length=140, freq="D", seed=4, season_lengths=(7,))
+    model = Seq2SeqForecaster(horizon=7, input_size=14, max_steps=20, progress=False).fit(df)
+    kept = model.history_.groupby("unique_id").size().max()
+    assert model.input_size_ < kept < (TREND_CYCLES + 1) * 7  # the trend line is off for daily data
+    pd.testing.assert_frame_equal(model.predict(), model.predict(df=df))
