@@ -22,6 +22,7 @@ from .network import Ensemble, NetworkConfig
 from .panel import Panel, build_panel, future_timestamps, log_target, with_decomposition
 from .roles import CovariateRoles
 from .scaling import LOSS_SCALES, SCALERS, naive_error_table
+from .theta import DEFAULT_THETA_WEIGHT, blend_quantiles, theta_forecasts
 from .training import TrainConfig, to_tensors
 from .validation import Columns, clean_future, clean_history, restore_zone
 from .windows import admissible_origins, assemble
@@ -117,6 +118,13 @@ class Seq2SeqForecaster(BaseEstimator):
             year or more (yearly, quarterly, monthly, weekly data), where 10 seasons are a long
             run; off for daily or hourly data, where a 10-week or 10-day drift is mostly weather
             or events and extrapolating it hurt.
+        theta_weight: weight of the Theta method's forecast (statsforecast ``Theta``, fitted per
+            series on the history the model keeps, up to the origin) in the final forecast:
+            the median becomes ``(1 - w) * network + w * theta`` and every quantile moves with
+            it. None (the default) gives 0.25 when the model has no future-known covariates
+            and 0 when it has some (Theta cannot see them and would damp their effect);
+            0 forecasts with the network alone. Series too short for Theta (under 4
+            observations) get the network's forecast.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
@@ -155,6 +163,7 @@ class Seq2SeqForecaster(BaseEstimator):
         log_target: bool = False,
         seasonal_profile: bool = True,
         trend_line: bool | None = None,
+        theta_weight: float | None = None,
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,
@@ -190,6 +199,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.log_target = log_target
         self.seasonal_profile = seasonal_profile
         self.trend_line = trend_line
+        self.theta_weight = theta_weight
         self.max_steps = max_steps
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -237,6 +247,8 @@ class Seq2SeqForecaster(BaseEstimator):
                 raise ValueError(f"`{name}` must be one of {allowed}; got {getattr(self, name)!r}.")
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ValueError(f"`dropout` must be in [0, 1); got {self.dropout!r}.")
+        if self.theta_weight is not None and not 0.0 <= float(self.theta_weight) <= 1.0:
+            raise ValueError(f"`theta_weight` must be in [0, 1] or None; got {self.theta_weight!r}.")
         if not float(self.learning_rate) > 0.0:
             raise ValueError(f"`learning_rate` must be positive; got {self.learning_rate!r}.")
         if self.quantiles is not None:
@@ -410,6 +422,22 @@ class Seq2SeqForecaster(BaseEstimator):
             panel = log_target(panel, self.target_col)
         return with_decomposition(panel, season_length, self.seasonal_profile, self._uses_trend_line(offset, season_length))
 
+    def _theta_weight(self) -> float:
+        """``theta_weight`` resolved: None means 0.25 without future-known covariates, 0 with them."""
+        if self.theta_weight is not None:
+            return float(self.theta_weight)
+        return 0.0 if self._roles().future else DEFAULT_THETA_WEIGHT
+
+    def _blend_theta(self, panel: Panel, values: np.ndarray) -> np.ndarray:
+        """Network quantiles (N, H, Q) combined with the Theta forecast of each series (see ``theta_weight``)."""
+        weight = self._theta_weight()
+        if weight == 0.0:
+            return values
+        targets = np.expm1(panel.y) if self.log_target else panel.y
+        history = self._history_kept(self.input_size_, panel.decomposition)
+        theta = theta_forecasts(targets, panel.first_col, panel.last_col, self.horizon, self.season_length_, history)
+        return blend_quantiles(values, theta, weight, self.quantiles_.index(0.5))
+
     @staticmethod
     def _history_kept(input_size: int, decomposition: DecompositionTable | None) -> int:
         """Periods per series kept for ``predict()`` without data: the encoder window and what the decomposition reads."""
@@ -453,6 +481,7 @@ class Seq2SeqForecaster(BaseEstimator):
         values, _ = self._forward(panel)
         if not np.isfinite(values).all():
             raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
+        values = self._blend_theta(panel, values)
         n, h = values.shape[:2]
         out = pd.DataFrame(
             {

@@ -152,11 +152,21 @@ def _settings_lines(result) -> list[str]:
         f"- series skipped in some fold: {result.skipped['unique_id'].nunique()} (see skipped.csv)",
         f"- model: seq2seq with {', '.join(f'{k}={v!r}' for k, v in params.items() if k not in ('progress',))}",
         f"- seed (random_state): {params.get('random_state')}",
+        _blend_line(s.get("theta_weight", 0.0)),
         f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data",
         f"- run time: {s['seconds']:.1f} s",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in _versions().items()),
     ]
     return lines
+
+
+def _blend_line(weight: float) -> str:
+    if weight == 0.0:
+        return "- seq2seq forecast: the network alone (no Theta blend)"
+    return (
+        f"- seq2seq forecast: {1 - weight:g} x the network + {weight:g} x the Theta method fitted per series "
+        "(`theta_weight`); attention describes the network's part only"
+    )
 
 
 def _markdown(result, summary, by_step, attention_md, images, title) -> str:

@@ -55,8 +55,15 @@ def test_seasonal_naive_matches_a_hand_computed_forecast(result, data):
     assert row["seasonal_naive"] == pytest.approx(expected)
 
 
-def test_rewriting_targets_after_each_cutoff_leaves_every_fold_unchanged(data):
-    model = fast_model(future_covariates=["promo"], past_covariates=["traffic"])
+@pytest.mark.parametrize(
+    "roles",
+    [
+        {"future_covariates": ["promo"], "past_covariates": ["traffic"]},
+        {"past_covariates": ["traffic"]},  # no future-known covariates: the Theta blend is on
+    ],
+)
+def test_rewriting_targets_after_each_cutoff_leaves_every_fold_unchanged(data, roles):
+    model = fast_model(**roles)
     base = backtest(model, data, n_windows=2, progress=False)
     cols = ["seq2seq", "seq2seq_q10", "seq2seq_q90", "seasonal_naive", "auto_ets"]
     for cutoff in base.forecasts["cutoff"].unique():

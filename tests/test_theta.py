@@ -1,0 +1,85 @@
+"""The Theta blend: forecasts match statsforecast's Theta on the kept history, the blend is exact."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model, future_frame
+from statsforecast.models import Theta
+
+from forecaster.theta import DEFAULT_THETA_WEIGHT, blend_quantiles, theta_forecasts
+
+
+def _seasonal(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    return 50 + 0.3 * t + 8 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 1, n)
+
+
+def test_theta_forecasts_match_statsforecast_on_the_last_history_periods():
+    width, horizon, history = 60, 5, 40
+    long_series, short_series = _seasonal(55, 0), _seasonal(30, 1)
+    y = np.full((3, width + horizon), np.nan)
+    y[0, width - 55 : width] = long_series
+    y[1, width - 30 : width] = short_series
+    y[2, width - 3 : width] = [1.0, 2.0, 3.0]  # too short for Theta
+    first_col = np.array([width - 55, width - 30, width - 3])
+    out = theta_forecasts(y, first_col, width - 1, horizon, 12, history)
+    expected_long = Theta(season_length=12).forecast(y=long_series[-history:], h=horizon)["mean"]
+    expected_short = Theta(season_length=12).forecast(y=short_series, h=horizon)["mean"]
+    np.testing.assert_allclose(out[0], expected_long, rtol=1e-10)
+    np.testing.assert_allclose(out[1], expected_short, rtol=1e-10)
+    assert np.isnan(out[2]).all()
+
+
+def test_missing_targets_are_filled_forward_for_theta():
+    series = _seasonal(36, 2)
+    gappy = series.copy()
+    gappy[20] = np.nan
+    filled = gappy.copy()
+    filled[20] = filled[19]
+    out = theta_forecasts(gappy[None, :], np.array([0]), 35, 4, 12, 36)
+    np.testing.assert_allclose(out[0], Theta(season_length=12).forecast(y=filled, h=4)["mean"], rtol=1e-10)
+
+
+def test_blend_moves_the_median_and_keeps_the_interval_width():
+    values = np.array([[[8.0, 10.0, 13.0], [9.0, 11.0, 12.0]], [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]])  # (2, 2, 3)
+    theta = np.array([[14.0, 7.0], [np.nan, np.nan]])
+    out = blend_quantiles(values, theta, 0.25, median_index=1)
+    np.testing.assert_allclose(out[0, :, 1], [0.75 * 10 + 0.25 * 14, 0.75 * 11 + 0.25 * 7])
+    np.testing.assert_allclose(out[0, :, 2] - out[0, :, 0], values[0, :, 2] - values[0, :, 0])
+    np.testing.assert_array_equal(out[1], values[1])  # no Theta forecast: the network's
+
+
+def test_default_forecast_is_the_network_blended_with_theta(panel):
+    df, _ = panel
+    network_only = fast_model(theta_weight=0.0).fit(df).predict()
+    model = fast_model().fit(df)
+    blended = model.predict()
+    assert model._theta_weight() == DEFAULT_THETA_WEIGHT
+    complete = model.history_.groupby("unique_id")["y"].apply(lambda s: s.notna().all())
+    uid = complete[complete].index[0]
+    kept = model.history_.loc[model.history_["unique_id"] == uid, "y"].to_numpy()
+    theta = Theta(season_length=12).forecast(y=kept, h=6)["mean"]
+    rows = blended["unique_id"] == uid
+    expected = (1 - DEFAULT_THETA_WEIGHT) * network_only.loc[rows, "y_hat"] + DEFAULT_THETA_WEIGHT * theta
+    np.testing.assert_allclose(blended.loc[rows, "y_hat"], expected, rtol=1e-9)
+    assert not np.allclose(blended.loc[rows, "y_hat"], network_only.loc[rows, "y_hat"])
+    np.testing.assert_allclose(
+        blended["y_hat_q90"] - blended["y_hat_q10"], network_only["y_hat_q90"] - network_only["y_hat_q10"], rtol=1e-9
+    )
+
+
+def test_future_covariates_turn_the_blend_off_by_default(panel):
+    df, _ = panel
+    auto = fast_model(future_covariates=["promo"]).fit(df)
+    off = fast_model(future_covariates=["promo"], theta_weight=0.0).fit(df)
+    future = future_frame(df, 6)
+    assert auto._theta_weight() == 0.0
+    pd.testing.assert_frame_equal(auto.predict(future_df=future), off.predict(future_df=future))
+    assert fast_model(future_covariates=["promo"], theta_weight=0.5)._theta_weight() == 0.5
+
+
+@pytest.mark.parametrize("weight", [-0.1, 1.5])
+def test_theta_weight_outside_zero_one_is_refused(panel, weight):
+    with pytest.raises(ValueError, match="theta_weight"):
+        fast_model(theta_weight=weight).fit(panel[0])
