@@ -83,3 +83,10 @@ def test_future_covariates_turn_the_blend_off_by_default(panel):
 def test_theta_weight_outside_zero_one_is_refused(panel, weight):
     with pytest.raises(ValueError, match="theta_weight"):
         fast_model(theta_weight=weight).fit(panel[0])
+
+
+def test_report_states_how_the_forecast_was_made():
+    from forecaster.report import _blend_line
+
+    assert "0.75 x the network + 0.25 x the Theta method" in _blend_line(0.25)
+    assert "network alone" in _blend_line(0.0)
