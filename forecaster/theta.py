@@ -45,7 +45,15 @@ def theta_forecasts(
     rows, positions = np.nonzero(inside[usable])
     long = pd.DataFrame({"unique_id": rows, "ds": positions, "y": window[usable][rows, positions]})
     long["y"] = long.groupby("unique_id", sort=False)["y"].transform(lambda s: s.ffill().bfill())
-    means = _statsforecast_theta(long, horizon, season_length)  # (len(usable), horizon), in row order
+    try:
+        means = _statsforecast_theta(long, horizon, season_length)  # (len(usable), horizon), in row order
+    except Exception as error:  # noqa: BLE001 - the network's forecast stands on its own
+        warnings.warn(
+            f"The Theta method failed ({type(error).__name__}: {error}); forecasting with the network alone.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return out
     means[~np.isfinite(means).all(axis=1)] = np.nan
     out[usable] = means
     return out

@@ -90,3 +90,15 @@ def test_report_states_how_the_forecast_was_made():
 
     assert "0.75 x the network + 0.25 x the Theta method" in _blend_line(0.25)
     assert "network alone" in _blend_line(0.0)
+
+
+def test_a_failing_theta_fit_warns_and_leaves_the_network_forecast(monkeypatch):
+    import forecaster.theta as theta_module
+
+    def broken(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(theta_module, "_statsforecast_theta", broken)
+    with pytest.warns(RuntimeWarning, match="Theta method failed.*boom"):
+        out = theta_forecasts(_seasonal(30, 0)[None, :], np.array([0]), 29, 3, 12, 30)
+    assert np.isnan(out).all()
