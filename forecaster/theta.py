@@ -44,7 +44,8 @@ def theta_forecasts(
         return out
     rows, positions = np.nonzero(inside[usable])
     long = pd.DataFrame({"unique_id": rows, "ds": positions, "y": window[usable][rows, positions]})
-    long["y"] = long.groupby("unique_id", sort=False)["y"].transform(lambda s: s.ffill().bfill())
+    long["y"] = long.groupby("unique_id", sort=False)["y"].ffill()
+    long["y"] = long.groupby("unique_id", sort=False)["y"].bfill()
     try:
         means = _statsforecast_theta(long, horizon, season_length)  # (len(usable), horizon), in row order
     except Exception as error:  # noqa: BLE001 - the network's forecast stands on its own
