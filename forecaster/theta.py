@@ -5,7 +5,7 @@ more accurate than either alone on the validation folds of M3 monthly and Touris
 quarterly (benchmarks/README.md): the network is weakest in the first horizon steps,
 where a local level fitted to the series' own history is strongest. The Theta method
 (statsforecast's ``Theta``: seasonally adjusted simple exponential smoothing with half
-the linear drift) is the cheapest such model that helped: 2-4 ms per series.
+the linear drift) is the cheapest such model that helped: 2-6 ms per series.
 """
 
 from __future__ import annotations
