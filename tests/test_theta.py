@@ -50,10 +50,12 @@ def test_blend_moves_the_median_and_keeps_the_interval_width():
     np.testing.assert_array_equal(out[1], values[1])  # no Theta forecast: the network's
 
 
-def test_default_forecast_is_the_network_blended_with_theta(panel):
+@pytest.mark.parametrize("log_target", [False, True])
+def test_default_forecast_is_the_network_blended_with_theta(panel, log_target):
+    """Theta is fitted on the targets in their own units, also when the network models log(1 + y)."""
     df, _ = panel
-    network_only = fast_model(theta_weight=0.0).fit(df).predict()
-    model = fast_model().fit(df)
+    network_only = fast_model(theta_weight=0.0, log_target=log_target).fit(df).predict()
+    model = fast_model(log_target=log_target).fit(df)
     blended = model.predict()
     assert model._theta_weight() == DEFAULT_THETA_WEIGHT
     complete = model.history_.groupby("unique_id")["y"].apply(lambda s: s.notna().all())
