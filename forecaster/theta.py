@@ -28,24 +28,22 @@ def theta_forecasts(
     """Theta forecasts (N, horizon) from the last ``history`` periods up to ``last_col`` of each row of ``y``.
 
     ``y`` is the padded (N, W) target array; columns before ``first_col`` are padding.
-    Missing targets inside a series are filled forward, then backward. Rows with fewer
+    Missing targets inside a series are filled forward, then backward (as for the
+    statsforecast baselines). Rows with fewer
     than ``THETA_MIN_OBSERVATIONS`` observed periods, or whose forecast is not finite,
     get NaN, so the caller can fall back to the network alone for them.
     """
-    n = y.shape[0]
-    out = np.full((n, horizon), np.nan)
-    start = np.maximum(first_col, last_col - history + 1)
+    out = np.full((y.shape[0], horizon), np.nan)
+    history = min(history, last_col + 1)
     cols = np.arange(last_col - history + 1, last_col + 1)
-    window = y[:, cols] if cols[0] >= 0 else np.pad(y[:, : last_col + 1], ((0, 0), (-cols[0], 0)), constant_values=np.nan)
-    inside = cols[None, :] >= start[:, None]
+    window = y[:, cols]
+    inside = cols[None, :] >= first_col[:, None]
     observed = (inside & np.isfinite(window)).sum(axis=1)
     usable = np.flatnonzero(observed >= THETA_MIN_OBSERVATIONS)
     if len(usable) == 0:
         return out
     rows, positions = np.nonzero(inside[usable])
     long = pd.DataFrame({"unique_id": rows, "ds": positions, "y": window[usable][rows, positions]})
-    long["y"] = long.groupby("unique_id", sort=False)["y"].ffill()
-    long["y"] = long.groupby("unique_id", sort=False)["y"].bfill()
     try:
         means = _statsforecast_theta(long, horizon, season_length)  # (len(usable), horizon), in row order
     except Exception as error:  # noqa: BLE001 - the network's forecast stands on its own
@@ -61,14 +59,11 @@ def theta_forecasts(
 
 
 def _statsforecast_theta(long: pd.DataFrame, horizon: int, season_length: int) -> np.ndarray:
-    from statsforecast import StatsForecast
     from statsforecast.models import Theta
 
-    engine = StatsForecast(models=[Theta(season_length=season_length, alias="theta")], freq=1, n_jobs=1)
-    with warnings.catch_warnings():
-        # Constant series trigger a harmless division warning in the seasonality test.
-        warnings.simplefilter("ignore")
-        forecast = engine.forecast(df=long, h=horizon)
+    from .baselines import statsforecast_forecast
+
+    forecast = statsforecast_forecast(long, [Theta(season_length=season_length, alias="theta")], 1, horizon)
     forecast = forecast.sort_values(["unique_id", "ds"])
     return forecast["theta"].to_numpy(dtype=float).reshape(-1, horizon)
 
