@@ -118,8 +118,9 @@ class Seq2SeqForecaster(BaseEstimator):
             year or more (yearly, quarterly, monthly, weekly data), where 10 seasons are a long
             run; off for daily or hourly data, where a 10-week or 10-day drift is mostly weather
             or events and extrapolating it hurt.
-        theta_weight: weight of the Theta method's forecast (statsforecast ``Theta``, fitted per
-            series on the history the model keeps, up to the origin) in the final forecast:
+        theta_weight: weight of the Theta method's forecast (the model of statsforecast's
+            ``Theta``, fitted on each series' history the model keeps, up to the origin, all
+            series at once) in the final forecast:
             the median becomes ``(1 - w) * network + w * theta`` and every quantile moves with
             it. None (the default) gives 0.25 when the model has no future-known covariates
             and 0 when it has some (Theta cannot see them and would damp their effect);

@@ -4,18 +4,19 @@ A fixed-weight combination of a global network with a per-series statistical mod
 more accurate than either alone on the validation folds of M3 monthly and Tourism
 quarterly (benchmarks/README.md): the network is weakest in the first horizon steps,
 where a local level fitted to the series' own history is strongest. The Theta method
-(statsforecast's ``Theta``: seasonally adjusted simple exponential smoothing with half
-the linear drift) is the cheapest such model that helped: 2-6 ms per series.
+(the model of statsforecast's ``Theta``: seasonally adjusted simple exponential smoothing
+with half the linear drift) is the cheapest such model that helped; it is fitted on all
+series at once (``standard_theta.py``).
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
-# statsforecast's Theta refuses series with fewer observations ("tiny datasets").
+from .standard_theta import standard_theta_forecasts
+
+# The Theta method needs more observations than its three burn-in periods (statsforecast refuses fewer).
 THETA_MIN_OBSERVATIONS = 4
 # Weight of the Theta forecast when ``theta_weight`` is None and the model has no
 # future-known covariates; chosen on the validation folds (benchmarks/README.md).
@@ -29,9 +30,9 @@ def theta_forecasts(
 
     ``y`` is the padded (N, W) target array; columns before ``first_col`` are padding.
     Missing targets inside a series are filled forward, then backward (as for the
-    statsforecast baselines). Rows with fewer
-    than ``THETA_MIN_OBSERVATIONS`` observed periods, or whose forecast is not finite,
-    get NaN, so the caller can fall back to the network alone for them.
+    statsforecast baselines). Rows with fewer than ``THETA_MIN_OBSERVATIONS`` observed
+    periods, or whose forecast is not finite, get NaN, so the caller can fall back to the
+    network alone for them.
     """
     out = np.full((y.shape[0], horizon), np.nan)
     history = min(history, last_col + 1)
@@ -42,30 +43,16 @@ def theta_forecasts(
     usable = np.flatnonzero(observed >= THETA_MIN_OBSERVATIONS)
     if len(usable) == 0:
         return out
-    rows, positions = np.nonzero(inside[usable])
-    long = pd.DataFrame({"unique_id": rows, "ds": positions, "y": window[usable][rows, positions]})
-    try:
-        means = _statsforecast_theta(long, horizon, season_length)  # (len(usable), horizon), in row order
-    except Exception as error:  # noqa: BLE001 - the network's forecast stands on its own
-        warnings.warn(
-            f"The Theta method failed ({type(error).__name__}: {error}); forecasting with the network alone.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return out
+    filled = pd.DataFrame(np.where(inside, window, np.nan)[usable]).ffill(axis=1).bfill(axis=1).to_numpy()
+    start = np.clip(first_col[usable] - cols[0], 0, None)
+    lengths = history - start
+    columns = np.minimum(start[:, None] + np.arange(history)[None, :], history - 1)
+    left_aligned = np.take_along_axis(filled, columns, axis=1)
+    with np.errstate(all="ignore"):
+        means = standard_theta_forecasts(left_aligned, lengths, horizon, season_length)
     means[~np.isfinite(means).all(axis=1)] = np.nan
     out[usable] = means
     return out
-
-
-def _statsforecast_theta(long: pd.DataFrame, horizon: int, season_length: int) -> np.ndarray:
-    from statsforecast.models import Theta
-
-    from .baselines import statsforecast_forecast
-
-    forecast = statsforecast_forecast(long, [Theta(season_length=season_length, alias="theta")], 1, horizon)
-    forecast = forecast.sort_values(["unique_id", "ds"])
-    return forecast["theta"].to_numpy(dtype=float).reshape(-1, horizon)
 
 
 def blend_quantiles(values: np.ndarray, theta: np.ndarray, weight: float, median_index: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The Theta blend: forecasts match statsforecast's Theta on the kept history, the blend is exact."""
+"""The Theta blend: Theta is fitted on the kept history (as statsforecast's Theta would be), the blend is exact."""
 
 import numpy as np
 import pandas as pd
@@ -6,6 +6,7 @@ import pytest
 from conftest import fast_model, future_frame
 from statsforecast.models import Theta
 
+from forecaster.standard_theta import standard_theta_forecasts
 from forecaster.theta import DEFAULT_THETA_WEIGHT, blend_quantiles, theta_forecasts
 
 
@@ -61,7 +62,7 @@ def test_default_forecast_is_the_network_blended_with_theta(panel, log_target):
     complete = model.history_.groupby("unique_id")["y"].apply(lambda s: s.notna().all())
     uid = complete[complete].index[0]
     kept = model.history_.loc[model.history_["unique_id"] == uid, "y"].to_numpy()
-    theta = Theta(season_length=12).forecast(y=kept, h=6)["mean"]
+    theta = standard_theta_forecasts(kept[None, :], np.array([len(kept)]), 6, 12)[0]
     rows = blended["unique_id"] == uid
     expected = (1 - DEFAULT_THETA_WEIGHT) * network_only.loc[rows, "y_hat"] + DEFAULT_THETA_WEIGHT * theta
     np.testing.assert_allclose(blended.loc[rows, "y_hat"], expected, rtol=1e-9)
@@ -94,13 +95,18 @@ def test_report_states_how_the_forecast_was_made():
     assert "network alone" in _blend_line(0.0)
 
 
-def test_a_failing_theta_fit_warns_and_leaves_the_network_forecast(monkeypatch):
+def test_a_non_finite_theta_forecast_leaves_the_network_forecast(monkeypatch):
     import forecaster.theta as theta_module
 
-    def broken(*args, **kwargs):
-        raise ValueError("boom")
+    def overflowing(y, lengths, horizon, season_length):
+        out = np.ones((len(y), horizon))
+        out[0, -1] = np.inf
+        return out
 
-    monkeypatch.setattr(theta_module, "_statsforecast_theta", broken)
-    with pytest.warns(RuntimeWarning, match="Theta method failed.*boom"):
-        out = theta_forecasts(_seasonal(30, 0)[None, :], np.array([0]), 29, 3, 12, 30)
-    assert np.isnan(out).all()
+    monkeypatch.setattr(theta_module, "standard_theta_forecasts", overflowing)
+    y = np.stack([_seasonal(30, 0), _seasonal(30, 1)])
+    out = theta_forecasts(y, np.array([0, 0]), 29, 3, 12, 30)
+    assert np.isnan(out[0]).all()
+    np.testing.assert_array_equal(out[1], 1.0)
+    values = np.zeros((2, 3, 3))
+    np.testing.assert_array_equal(blend_quantiles(values, out, 0.25, 1)[0], values[0])
