@@ -29,16 +29,27 @@ BURN_IN = 3
 SEASONALITY_CRITICAL = float(norm.ppf(0.95))
 # Seasonal indices below this make the multiplicative decomposition fall back to additive.
 SMALLEST_MULTIPLICATIVE_INDEX = 0.01
+# Series fitted together: bounds the (series x candidate weights) work arrays to a few MB each.
+SERIES_PER_BLOCK = 8192
 
 
 def standard_theta_forecasts(y: np.ndarray, lengths: np.ndarray, horizon: int, season_length: int) -> np.ndarray:
     """Forecasts (N, horizon) of the standard Theta method for the left-aligned series ``y`` (N, T).
 
     Every series needs at least 4 observations and no missing value among them; values
-    past ``lengths`` are ignored.
+    past ``lengths`` are ignored. Series are fitted in blocks of ``SERIES_PER_BLOCK`` to
+    bound memory on large panels.
     """
     y = np.asarray(y, dtype=float)
     lengths = np.asarray(lengths, dtype=int)
+    blocks = range(0, len(y), SERIES_PER_BLOCK)
+    parts = [
+        _forecast_block(y[i : i + SERIES_PER_BLOCK], lengths[i : i + SERIES_PER_BLOCK], horizon, season_length) for i in blocks
+    ]
+    return np.concatenate(parts) if parts else np.empty((0, horizon))
+
+
+def _forecast_block(y: np.ndarray, lengths: np.ndarray, horizon: int, season_length: int) -> np.ndarray:
     inside = np.arange(y.shape[1])[None, :] < lengths[:, None]
     y = np.where(inside, y, 0.0)
     indices, kind = _seasonal_indices(y, lengths, inside, season_length)

@@ -44,7 +44,7 @@ def test_forecasts_match_statsforecast_theta(case):
     np.testing.assert_allclose(_ours(y, season_length, 7), _statsforecast(y, season_length, 7), rtol=2e-4)
 
 
-def test_series_of_different_lengths_are_fitted_as_if_alone():
+def test_series_of_different_lengths_are_fitted_as_if_alone(monkeypatch):
     series = [_series(60, 1), _series(31, 7), _series(5, 8), _series(48, 2, level=0.0)]
     lengths = np.array([len(s) for s in series])
     stacked = np.full((len(series), lengths.max()), np.nan)
@@ -53,6 +53,8 @@ def test_series_of_different_lengths_are_fitted_as_if_alone():
     together = standard_theta_forecasts(stacked, lengths, 9, 12)
     for row, values in enumerate(series):
         np.testing.assert_allclose(together[row], _ours(values, 12, 9), rtol=1e-12)
+    monkeypatch.setattr(standard_theta, "SERIES_PER_BLOCK", 3)
+    np.testing.assert_array_equal(standard_theta_forecasts(stacked, lengths, 9, 12), together)
 
 
 @pytest.mark.parametrize("model", ["multiplicative", "additive"])
