@@ -87,7 +87,7 @@ def history_needed(table: DecompositionTable) -> int:
     return (cycles + 1) * table.season_length + table.lead + 1
 
 
-def _centred_moving_average(y: np.ndarray, m: int) -> tuple[np.ndarray, int]:
+def centred_moving_average(y: np.ndarray, m: int) -> tuple[np.ndarray, int]:
     """The 2 x m (even m) or m (odd m) centred moving average of each row, NaN where any input is missing."""
     n, width = y.shape
     finite = np.isfinite(y)
@@ -134,7 +134,7 @@ def decomposition_table(
     seasonal = seasonal and m >= 2
     if not (seasonal or trend):
         return None
-    centred, lead = _centred_moving_average(y, m)
+    centred, lead = centred_moving_average(y, m)
     sums, counts = _season_running_sums(y, centred, m) if seasonal else (None, None)
     before, after = _level_indexes(centred) if trend else (None, None)
     return DecompositionTable(m, lead, centred, sums, counts, before, after)

@@ -21,6 +21,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import norm
 
+from .decomposition import centred_moving_average
+
 ALPHA_BOUNDS = (0.1, 0.99)
 # Initial-level bound of statsforecast's optimiser.
 LEVEL_BOUND = 1e10
@@ -76,7 +78,9 @@ def _seasonal_indices(y: np.ndarray, lengths: np.ndarray, inside: np.ndarray, m:
     seasonal = (lengths >= 2 * m) & _seasonality_detected(y, lengths, inside, m)
     if not seasonal.any():
         return None, kind
-    trend, has_trend = _centred_moving_average(y, lengths, m)
+    trend, _ = centred_moving_average(np.where(inside, y, np.nan), m)
+    has_trend = np.isfinite(trend)
+    trend = np.where(has_trend, trend, 0.0)
     positive = np.where(inside, y, np.inf).min(axis=1) > 0
     multiplicative = _phase_means(np.divide(y, trend, out=np.zeros_like(y), where=has_trend), has_trend, m)
     with np.errstate(invalid="ignore", divide="ignore"):  # rows without a trend are not seasonal
@@ -97,21 +101,6 @@ def _seasonality_detected(y: np.ndarray, lengths: np.ndarray, inside: np.ndarray
         acf = acf / variance[:, None]
         stat = np.sqrt((1 + 2 * (acf[:, :-1] ** 2).sum(axis=1)) / lengths)
         return np.abs(acf[:, -1]) / stat > SEASONALITY_CRITICAL
-
-
-def _centred_moving_average(y: np.ndarray, lengths: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """The classical decomposition's trend: a 2 x m (even m) or m (odd m) centred moving average."""
-    half = m // 2
-    cumulative = np.concatenate([np.zeros((len(y), 1)), np.cumsum(y, axis=1)], axis=1)
-    columns = np.arange(y.shape[1])
-    lo = np.clip(columns - half, 0, None)
-    hi = np.clip(columns + half + 1, None, y.shape[1])
-    window_sum = cumulative[:, hi] - cumulative[:, lo]
-    if m % 2 == 0:
-        ends = y[:, lo] + y[:, np.clip(columns + half, None, y.shape[1] - 1)]
-        window_sum = window_sum - 0.5 * ends
-    has_trend = (columns[None, :] >= half) & (columns[None, :] < lengths[:, None] - half)
-    return np.where(has_trend, window_sum / m, 0.0), has_trend
 
 
 def _phase_means(values: np.ndarray, valid: np.ndarray, m: int) -> np.ndarray:
