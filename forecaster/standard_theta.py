@@ -167,13 +167,13 @@ def _stm_pass(y: np.ndarray, lengths: np.ndarray, intercept: np.ndarray, slope: 
     sum_rg = np.zeros_like(alpha)
     sum_gg = np.zeros_like(alpha)
     last_smoothed = np.where(lengths[:, None] == 1, smoothed, 0.0)
-    for i in range(1, y.shape[1]):
+    for i in range(1, y.shape[1]):  # the smoothing recursion runs over time, vectorised over series and weights
         power = power * q
-        counts = ((i >= BURN_IN) & (i < lengths))[:, None]
+        scored = ((i >= BURN_IN) & (i < lengths))[:, None]
         residual = y[:, i : i + 1] - smoothed - 0.5 * (a * power + b * (1 - power * q) / alpha)
-        sum_rr += np.where(counts, residual * residual, 0.0)
-        sum_rg += np.where(counts, residual * power, 0.0)
-        sum_gg += np.where(counts, power * power, 0.0)
+        sum_rr += np.where(scored, residual * residual, 0.0)
+        sum_rg += np.where(scored, residual * power, 0.0)
+        sum_gg += np.where(scored, power * power, 0.0)
         smoothed = alpha * y[:, i : i + 1] + q * smoothed
         last_smoothed = np.where((i == lengths - 1)[:, None], smoothed, last_smoothed)
     level = np.clip(np.divide(sum_rg, sum_gg, out=np.zeros_like(sum_rg), where=sum_gg > 0), -LEVEL_BOUND, LEVEL_BOUND)
