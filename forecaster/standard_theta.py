@@ -85,7 +85,7 @@ def _seasonal_indices(y: np.ndarray, lengths: np.ndarray, inside: np.ndarray, m:
     multiplicative = _phase_means(np.divide(y, trend, out=np.zeros_like(y), where=has_trend), has_trend, m)
     with np.errstate(invalid="ignore", divide="ignore"):  # rows without a trend are not seasonal
         multiplicative = multiplicative / multiplicative.mean(axis=1, keepdims=True)
-    additive = _phase_means(y - np.where(has_trend, trend, 0.0), has_trend, m)
+    additive = _phase_means(y - trend, has_trend, m)
     additive = additive - additive.mean(axis=1, keepdims=True)
     use_multiplicative = positive & (multiplicative >= SMALLEST_MULTIPLICATIVE_INDEX).all(axis=1)
     kind = np.where(seasonal, np.where(use_multiplicative, 1, 2), 0)
@@ -123,10 +123,9 @@ def _deseasonalise(y: np.ndarray, indices: np.ndarray | None, kind: np.ndarray, 
 def _stm_forecasts(y: np.ndarray, lengths: np.ndarray, horizon: int) -> np.ndarray:
     """Standard theta model (theta = 2) forecasts of the left-aligned, seasonally adjusted ``y``."""
     intercept, slope = _linear_trend(y, lengths)
-    alpha = _best_alpha(y, lengths, intercept, slope)
-    fit = _stm_pass(y, lengths, intercept, slope, alpha[:, None])
+    alpha, fit = _best_fit(y, lengths, intercept, slope)
     q = 1 - alpha
-    level = q**lengths * fit.initial_level[:, 0] + fit.last_smoothed[:, 0]
+    level = q**lengths * fit.initial_level + fit.last_smoothed
     steps = lengths[:, None] + np.arange(horizon)[None, :]
     drift = 0.5 * (intercept[:, None] * q[:, None] ** steps + slope[:, None] * (1 - q[:, None] ** (steps + 1)) / alpha[:, None])
     # The level is smoothed towards each forecast in turn, so it moves by alpha * drift per step.
@@ -181,23 +180,28 @@ def _stm_pass(y: np.ndarray, lengths: np.ndarray, intercept: np.ndarray, slope: 
     return _StmPass(sse, level, last_smoothed)
 
 
-def _best_alpha(y: np.ndarray, lengths: np.ndarray, intercept: np.ndarray, slope: np.ndarray) -> np.ndarray:
-    """The smoothing weight in ``ALPHA_BOUNDS`` with the least squared one-step error, to 0.001.
+def _best_fit(y: np.ndarray, lengths: np.ndarray, intercept: np.ndarray, slope: np.ndarray) -> tuple[np.ndarray, _StmPass]:
+    """The smoothing weight in ``ALPHA_BOUNDS`` with the least squared one-step error, to 0.001, and its pass (N,).
 
     A grid of step 0.05, then grids of step 0.01 and 0.001 spanning one step of the
-    previous grid on either side of each series' best weight so far.
+    previous grid on either side of each series' best weight so far; the last grid's
+    pass already holds the best weight's initial level and last smoothed value.
     """
     low, high = ALPHA_BOUNDS
     coarse = np.append(np.arange(low, high, 0.05), high)
-    best = _least_error(y, lengths, intercept, slope, np.broadcast_to(coarse, (len(y), len(coarse))))
+    best, fit = _least_error(y, lengths, intercept, slope, np.broadcast_to(coarse, (len(y), len(coarse))))
     for step in (0.01, 0.001):
         candidates = np.clip(best[:, None] + np.arange(-9, 10)[None, :] * step, low, high)
-        best = _least_error(y, lengths, intercept, slope, candidates)
-    return best
+        best, fit = _least_error(y, lengths, intercept, slope, candidates)
+    return best, fit
 
 
 def _least_error(
     y: np.ndarray, lengths: np.ndarray, intercept: np.ndarray, slope: np.ndarray, candidates: np.ndarray
-) -> np.ndarray:
-    sse = _stm_pass(y, lengths, intercept, slope, candidates).sse
-    return candidates[np.arange(len(y)), np.argmin(np.where(np.isfinite(sse), sse, np.inf), axis=1)]
+) -> tuple[np.ndarray, _StmPass]:
+    """The candidate weight (N, K) with the least squared one-step error per series, and its pass (N,)."""
+    fit = _stm_pass(y, lengths, intercept, slope, candidates)
+    choice = np.argmin(np.where(np.isfinite(fit.sse), fit.sse, np.inf), axis=1)[:, None]
+    return np.take_along_axis(candidates, choice, axis=1)[:, 0], _StmPass(
+        *(np.take_along_axis(part, choice, axis=1)[:, 0] for part in fit)
+    )

@@ -83,8 +83,8 @@ def test_fit_is_at_least_as_good_as_nelder_mead(seed):
     y = 200 + np.cumsum(rng.normal(0.5, 4, 90)) + rng.normal(0, 6, 90)
     lengths = np.array([len(y)])
     intercept, slope = standard_theta._linear_trend(y[None, :], lengths)
-    alpha = standard_theta._best_alpha(y[None, :], lengths, intercept, slope)
-    ours = standard_theta._stm_pass(y[None, :], lengths, intercept, slope, alpha[:, None]).sse[0, 0]
+    alpha, fit = standard_theta._best_fit(y[None, :], lengths, intercept, slope)
+    ours = fit.sse[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fitted = auto_theta(y, 1, model="STM")
