@@ -4,13 +4,14 @@
 
 Prints batch assembly time, training steps per second for 1 and 2 torch threads, the
 wall time of a 2-member ensemble (300 steps each) trained sequentially and in 2 worker
-processes, and
-predict throughput (series per second), with and without the Theta blend, and the time of the
-Theta method alone on 100,000 series.
+processes, predict throughput (series per second) with and without the statistical blend, and
+the time and peak memory of each statistical partner (Theta, damped Holt-Winters) alone on
+100,000 series.
 """
 
 from __future__ import annotations
 
+import resource
 import time
 
 import numpy as np
@@ -19,6 +20,7 @@ from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
 from forecaster.features import fit_features
 from forecaster.frequency import normalise_freq
+from forecaster.holt_winters import holt_winters_forecasts
 from forecaster.panel import build_panel, with_decomposition
 from forecaster.roles import CovariateRoles
 from forecaster.standard_theta import standard_theta_forecasts
@@ -55,27 +57,30 @@ def main() -> None:
         model.fit(df)
         print(f"2-member ensemble of 300 steps, n_jobs={jobs}: {time.perf_counter() - tick:.1f} s")
 
-    for weight, label in ((0.0, "network alone"), (None, "default, with the Theta blend")):
-        model.theta_weight = weight  # applied at predict time; the fitted network is the same
+    for weight, label in ((0.0, "network alone"), (None, "default, blended with Theta and Holt-Winters")):
+        model.theta_weight = model.holt_winters_weight = weight  # applied at predict time; the network is the same
         tick = time.perf_counter()
         forecast = model.predict()
         seconds = time.perf_counter() - tick
         print(f"predict, {label}: {forecast['unique_id'].nunique() / seconds:.0f} series/s ({seconds:.2f} s for 1000 series)")
 
-    theta_on_a_large_panel(100_000, 120)
+    for name, fit in (("Theta method", standard_theta_forecasts), ("damped Holt-Winters", holt_winters_forecasts)):
+        partner_on_a_large_panel(name, fit, 100_000, 120)
 
 
-def theta_on_a_large_panel(n_series: int, length: int) -> None:
-    """The Theta method alone on a large panel: random-walk series with a yearly season, 24 to ``length`` months."""
+def partner_on_a_large_panel(name: str, fit, n_series: int, length: int) -> None:
+    """One statistical partner alone on a large panel: random-walk series with a yearly season, 24 to ``length`` months."""
     rng = np.random.default_rng(0)
     t = np.arange(length)
     y = 100 + 10 * np.sin(2 * np.pi * t / 12) + 0.3 * rng.normal(0, 3, (n_series, length)).cumsum(axis=1)
     lengths = rng.integers(24, length + 1, n_series)
     tick = time.perf_counter()
-    standard_theta_forecasts(y, lengths, 18, 12)
+    fit(y, lengths, 18, 12)
     seconds = time.perf_counter() - tick
     per_series = seconds / n_series * 1e3
-    print(f"Theta method alone, {n_series} series of up to {length} months: {seconds:.1f} s ({per_series:.3f} ms per series)")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{name} alone, {n_series} series of up to {length} months: {seconds:.1f} s ({per_series:.3f} ms per series)")
+    print(f"  peak RSS so far: {rss:.0f} MB")
 
 
 if __name__ == "__main__":

@@ -267,7 +267,7 @@ def backtest(
         "n_jobs": n_jobs,
         "cutoffs": [_describe_cutoffs(f.cutoffs) for f in folds],
         "model_params": model.get_params(),
-        "theta_weight": fitted._theta_weight(),
+        "blend_weights": fitted._blend_weights(),
         "seconds": time.perf_counter() - started,
     }
     return BacktestResult(

@@ -14,15 +14,17 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .attention import ATTENTIONS
+from .blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, blend_quantiles, partner_forecasts
 from .decomposition import DecompositionTable, history_needed
 from .features import fit_features, static_width
 from .frequency import infer_offset, normalise_freq, season_length_for, season_spans_a_year
+from .holt_winters import holt_winters_forecasts
 from .members import TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
 from .panel import Panel, build_panel, future_timestamps, log_target, with_decomposition
 from .roles import CovariateRoles
 from .scaling import LOSS_SCALES, SCALERS, naive_error_table
-from .theta import DEFAULT_THETA_WEIGHT, blend_quantiles, theta_forecasts
+from .standard_theta import standard_theta_forecasts
 from .training import TrainConfig, to_tensors
 from .validation import Columns, clean_future, clean_history, restore_zone
 from .windows import admissible_origins, assemble
@@ -119,13 +121,19 @@ class Seq2SeqForecaster(BaseEstimator):
             run; off for daily or hourly data, where a 10-week or 10-day drift is mostly weather
             or events and extrapolating it hurt.
         theta_weight: weight of the Theta method's forecast (the model of statsforecast's
-            ``Theta``, fitted on each series' history the model keeps, up to the origin, all
-            series at once) in the final forecast:
-            the median becomes ``(1 - w) * network + w * theta`` and every quantile moves with
-            it. None (the default) gives 0.25 when the model has no future-known covariates
-            and 0 when it has some (Theta cannot see them and would damp their effect);
-            0 forecasts with the network alone. Series too short for Theta (under 4
-            observations) get the network's forecast.
+            ``Theta``) in the final forecast. Like ``holt_winters_weight``, it blends in a
+            per-series statistical model fitted on the history the model keeps of each series,
+            up to the origin, all series at once: the median becomes ``(1 - w_theta - w_hw) *
+            network + w_theta * theta + w_hw * holt_winters`` and every quantile moves with it.
+            None (the default) gives 0.15 when the model has no future-known covariates and 0
+            when it has some (the statistical models cannot see them and would damp their
+            effect); 0 for both forecasts with the network alone. Series with under 4
+            observations get the network's forecast.
+        holt_winters_weight: weight of damped Holt-Winters exponential smoothing (level, trend
+            and seasonal pattern evolving; on the log scale for positive series; trend or no
+            trend chosen per series by AIC; see ``holt_winters.py``). None (the default) gives
+            0.15 without future-known covariates and 0 with them. The two weights must sum to
+            at most 1.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series (in time) to pick the best step.
@@ -165,6 +173,7 @@ class Seq2SeqForecaster(BaseEstimator):
         seasonal_profile: bool = True,
         trend_line: bool | None = None,
         theta_weight: float | None = None,
+        holt_winters_weight: float | None = None,
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,
@@ -201,6 +210,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.seasonal_profile = seasonal_profile
         self.trend_line = trend_line
         self.theta_weight = theta_weight
+        self.holt_winters_weight = holt_winters_weight
         self.max_steps = max_steps
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -248,8 +258,12 @@ class Seq2SeqForecaster(BaseEstimator):
                 raise ValueError(f"`{name}` must be one of {allowed}; got {getattr(self, name)!r}.")
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ValueError(f"`dropout` must be in [0, 1); got {self.dropout!r}.")
-        if self.theta_weight is not None and not 0.0 <= float(self.theta_weight) <= 1.0:
-            raise ValueError(f"`theta_weight` must be in [0, 1] or None; got {self.theta_weight!r}.")
+        for name in ("theta_weight", "holt_winters_weight"):
+            weight = getattr(self, name)
+            if weight is not None and not 0.0 <= float(weight) <= 1.0:
+                raise ValueError(f"`{name}` must be in [0, 1] or None; got {weight!r}.")
+        if sum(self._blend_weights().values()) > 1.0:
+            raise ValueError(f"`theta_weight` and `holt_winters_weight` must sum to at most 1; got {self._blend_weights()}.")
         if not float(self.learning_rate) > 0.0:
             raise ValueError(f"`learning_rate` must be positive; got {self.learning_rate!r}.")
         if self.quantiles is not None:
@@ -423,21 +437,29 @@ class Seq2SeqForecaster(BaseEstimator):
             panel = log_target(panel, self.target_col)
         return with_decomposition(panel, season_length, self.seasonal_profile, self._uses_trend_line(offset, season_length))
 
-    def _theta_weight(self) -> float:
-        """``theta_weight`` resolved: None means 0.25 without future-known covariates, 0 with them."""
-        if self.theta_weight is not None:
-            return float(self.theta_weight)
-        return 0.0 if self._roles().future else DEFAULT_THETA_WEIGHT
+    def _blend_weights(self) -> dict[str, float]:
+        """``theta_weight`` and ``holt_winters_weight`` resolved: None means 0.15 without future-known covariates, 0 with them."""
+        defaults = {"theta_weight": DEFAULT_THETA_WEIGHT, "holt_winters_weight": DEFAULT_HOLT_WINTERS_WEIGHT}
+        future = bool(self._roles().future)
+        return {
+            name: float(getattr(self, name)) if getattr(self, name) is not None else (0.0 if future else default)
+            for name, default in defaults.items()
+        }
 
-    def _blend_theta(self, panel: Panel, values: np.ndarray) -> np.ndarray:
-        """Network quantiles (N, H, Q) combined with the Theta forecast of each series (see ``theta_weight``)."""
-        weight = self._theta_weight()
-        if weight == 0.0:
+    def _blend_partners(self, panel: Panel, values: np.ndarray) -> np.ndarray:
+        """Network quantiles (N, H, Q) combined with the statistical partners' forecasts (see ``theta_weight``)."""
+        weights = self._blend_weights()
+        fitters = {"theta_weight": standard_theta_forecasts, "holt_winters_weight": holt_winters_forecasts}
+        used = [name for name, weight in weights.items() if weight > 0.0]
+        if not used:
             return values
         targets = np.expm1(panel.y) if self.log_target else panel.y
         history = self._history_kept(self.input_size_, panel.decomposition)
-        theta = theta_forecasts(targets, panel.first_col, panel.last_col, self.horizon, self.season_length_, history)
-        return blend_quantiles(values, theta, weight, self.quantiles_.index(0.5))
+        partners = [
+            partner_forecasts(fitters[name], targets, panel.first_col, panel.last_col, self.horizon, self.season_length_, history)
+            for name in used
+        ]
+        return blend_quantiles(values, partners, [weights[name] for name in used], self.quantiles_.index(0.5))
 
     @staticmethod
     def _history_kept(input_size: int, decomposition: DecompositionTable | None) -> int:
@@ -482,7 +504,7 @@ class Seq2SeqForecaster(BaseEstimator):
         values, _ = self._forward(panel)
         if not np.isfinite(values).all():
             raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
-        values = self._blend_theta(panel, values)
+        values = self._blend_partners(panel, values)
         n, h = values.shape[:2]
         out = pd.DataFrame(
             {

@@ -118,8 +118,9 @@ def load_model(cls, path):
     folder = Path(path)
     config = _read_config(folder)
     fitted = config["fitted"]
-    # Files written before `seasonal_profile`, `trend_line` or `theta_weight` existed were fitted without them.
-    model = cls(**{"seasonal_profile": False, "trend_line": False, "theta_weight": 0.0, **config["params"]})
+    # Files written before one of these options existed were fitted without it.
+    defaults = {"seasonal_profile": False, "trend_line": False, "theta_weight": 0.0, "holt_winters_weight": 0.0}
+    model = cls(**{**defaults, **config["params"]})
     try:
         state = torch.load(folder / WEIGHTS, map_location="cpu", weights_only=True)
         network = Ensemble(NetworkConfig(**fitted["network"]), int(fitted.get("n_members", 1)))

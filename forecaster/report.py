@@ -152,7 +152,7 @@ def _settings_lines(result) -> list[str]:
         f"- series skipped in some fold: {result.skipped['unique_id'].nunique()} (see skipped.csv)",
         f"- model: seq2seq with {', '.join(f'{k}={v!r}' for k, v in params.items() if k not in ('progress',))}",
         f"- seed (random_state): {params.get('random_state')}",
-        _blend_line(s.get("theta_weight", 0.0)),
+        _blend_line(s.get("blend_weights", {"theta_weight": s.get("theta_weight", 0.0)})),
         f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data",
         f"- run time: {s['seconds']:.1f} s",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in _versions().items()),
@@ -160,12 +160,19 @@ def _settings_lines(result) -> list[str]:
     return lines
 
 
-def _blend_line(weight: float) -> str:
-    if weight == 0.0:
-        return "- seq2seq forecast: the network alone (no Theta blend)"
+PARTNER_NAMES = {"theta_weight": "the Theta method", "holt_winters_weight": "damped Holt-Winters"}
+
+
+def _blend_line(weights: dict[str, float]) -> str:
+    """How the reported forecast was made: the network alone, or its blend with the statistical partners."""
+    used = {name: w for name, w in weights.items() if w > 0.0}
+    if not used:
+        return "- seq2seq forecast: the network alone (no statistical blend)"
+    partners = " + ".join(f"{w:g} x {PARTNER_NAMES[name]}" for name, w in used.items())
+    names = ", ".join(f"`{name}`" for name in used)
     return (
-        f"- seq2seq forecast: {1 - weight:g} x the network + {weight:g} x the Theta method fitted per series "
-        "(`theta_weight`); attention describes the network's part only"
+        f"- seq2seq forecast: {1 - sum(used.values()):g} x the network + {partners}, fitted per series ({names}); "
+        "attention describes the network's part only"
     )
 
 

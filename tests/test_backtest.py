@@ -59,7 +59,7 @@ def test_seasonal_naive_matches_a_hand_computed_forecast(result, data):
     "roles",
     [
         {"future_covariates": ["promo"], "past_covariates": ["traffic"]},
-        {"past_covariates": ["traffic"]},  # no future-known covariates: the Theta blend is on
+        {"past_covariates": ["traffic"]},  # no future-known covariates: the statistical blend is on
     ],
 )
 def test_rewriting_targets_after_each_cutoff_leaves_every_fold_unchanged(data, roles):

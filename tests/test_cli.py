@@ -30,7 +30,7 @@ def test_backtest_command_writes_a_full_report(tmp_path, capsys):
     assert "data:image/png;base64," in html and 'src="mase_by_step.png"' not in html
     text = (out / "report.md").read_text()
     assert "seed (random_state)" in text and "versions:" in text and "## Attention" in text
-    assert "the network alone (no Theta blend)" in text  # the synthetic loader declares a future covariate
+    assert "the network alone (no statistical blend)" in text  # the synthetic loader declares a future covariate
     assert "seq2seq" in capsys.readouterr().out
 
 

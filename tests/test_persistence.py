@@ -82,19 +82,24 @@ def test_files_from_before_the_trend_line_load_with_it_off(panel, tmp_path):
     pd.testing.assert_frame_equal(model.predict(future_df=future), loaded.predict(future_df=future), check_exact=True)
 
 
-def test_blended_model_round_trips_and_files_from_before_the_blend_load_without_it(panel, tmp_path):
-    """A model without future covariates blends in Theta; a file written before `theta_weight` existed did not."""
+def test_blended_model_round_trips_and_files_from_before_each_partner_load_without_it(panel, tmp_path):
+    """A model without future covariates blends in both partners; files from before a partner's weight existed did not."""
     df, _ = panel
     model = fast_model(past_covariates=["traffic"]).fit(df)
     model.save(tmp_path / "model")
     loaded = Seq2SeqForecaster.load(tmp_path / "model")
-    assert loaded._theta_weight() == 0.25
+    assert loaded._blend_weights() == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
     pd.testing.assert_frame_equal(model.predict(), loaded.predict(), check_exact=True)
     config_path = tmp_path / "model" / "config.json"
     config = json.loads(config_path.read_text())
+    del config["params"]["holt_winters_weight"]
+    config["params"]["theta_weight"] = 0.25  # as saved by the version that blended Theta alone
+    config_path.write_text(json.dumps(config))
+    theta_era = Seq2SeqForecaster.load(tmp_path / "model")
+    assert theta_era._blend_weights() == {"theta_weight": 0.25, "holt_winters_weight": 0.0}
     del config["params"]["theta_weight"]
     config_path.write_text(json.dumps(config))
     old = Seq2SeqForecaster.load(tmp_path / "model")
-    assert old.theta_weight == 0.0
-    network_only = fast_model(past_covariates=["traffic"], theta_weight=0.0).fit(df)
+    assert old.theta_weight == 0.0 and old.holt_winters_weight == 0.0
+    network_only = fast_model(past_covariates=["traffic"], theta_weight=0.0, holt_winters_weight=0.0).fit(df)
     pd.testing.assert_frame_equal(network_only.predict(), old.predict(), check_exact=True)

@@ -1,0 +1,149 @@
+"""The statistical blend: partners are fitted on the kept history, the blend is exact."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model, future_frame
+from statsforecast.models import Theta
+
+from forecaster.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, blend_quantiles, partner_forecasts
+from forecaster.holt_winters import holt_winters_forecasts
+from forecaster.standard_theta import standard_theta_forecasts
+
+
+def theta_forecasts(y, first_col, last_col, horizon, season_length, history):
+    return partner_forecasts(standard_theta_forecasts, y, first_col, last_col, horizon, season_length, history)
+
+
+def _seasonal(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    return 50 + 0.3 * t + 8 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 1, n)
+
+
+def test_theta_forecasts_match_statsforecast_on_the_last_history_periods():
+    width, horizon, history = 60, 5, 40
+    long_series, short_series = _seasonal(55, 0), _seasonal(30, 1)
+    y = np.full((3, width + horizon), np.nan)
+    y[0, width - 55 : width] = long_series
+    y[1, width - 30 : width] = short_series
+    y[2, width - 3 : width] = [1.0, 2.0, 3.0]  # too short for Theta
+    first_col = np.array([width - 55, width - 30, width - 3])
+    out = theta_forecasts(y, first_col, width - 1, horizon, 12, history)
+    expected_long = Theta(season_length=12).forecast(y=long_series[-history:], h=horizon)["mean"]
+    expected_short = Theta(season_length=12).forecast(y=short_series, h=horizon)["mean"]
+    np.testing.assert_allclose(out[0], expected_long, rtol=1e-10)
+    np.testing.assert_allclose(out[1], expected_short, rtol=1e-10)
+    assert np.isnan(out[2]).all()
+
+
+def test_missing_targets_are_filled_forward_for_theta():
+    series = _seasonal(36, 2)
+    gappy = series.copy()
+    gappy[20] = np.nan
+    filled = gappy.copy()
+    filled[20] = filled[19]
+    out = theta_forecasts(gappy[None, :], np.array([0]), 35, 4, 12, 36)
+    np.testing.assert_allclose(out[0], Theta(season_length=12).forecast(y=filled, h=4)["mean"], rtol=1e-10)
+
+
+def test_blend_moves_the_median_and_keeps_the_interval_width():
+    values = np.array([[[8.0, 10.0, 13.0], [9.0, 11.0, 12.0]], [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]])  # (2, 2, 3)
+    theta = np.array([[14.0, 7.0], [np.nan, np.nan]])
+    out = blend_quantiles(values, [theta], [0.25], median_index=1)
+    np.testing.assert_allclose(out[0, :, 1], [0.75 * 10 + 0.25 * 14, 0.75 * 11 + 0.25 * 7])
+    np.testing.assert_allclose(out[0, :, 2] - out[0, :, 0], values[0, :, 2] - values[0, :, 0])
+    np.testing.assert_array_equal(out[1], values[1])  # no Theta forecast: the network's
+
+
+def test_two_partners_and_a_missing_one_keep_its_weight_with_the_network():
+    values = np.array([[[8.0, 10.0, 13.0]], [[1.0, 2.0, 3.0]]])  # (2, 1, 3)
+    theta = np.array([[14.0], [4.0]])
+    holt_winters = np.array([[6.0], [np.nan]])
+    out = blend_quantiles(values, [theta, holt_winters], [0.15, 0.15], median_index=1)
+    np.testing.assert_allclose(out[0, 0, 1], 0.7 * 10 + 0.15 * 14 + 0.15 * 6)
+    np.testing.assert_allclose(out[1, 0, 1], 0.85 * 2 + 0.15 * 4)
+    np.testing.assert_allclose(out[:, :, 2] - out[:, :, 0], values[:, :, 2] - values[:, :, 0])
+
+
+@pytest.mark.parametrize("log_target", [False, True])
+def test_default_forecast_is_the_network_blended_with_both_partners(panel, log_target):
+    """The partners are fitted on the targets in their own units, also when the network models log(1 + y)."""
+    df, _ = panel
+    network_only = fast_model(theta_weight=0.0, holt_winters_weight=0.0, log_target=log_target).fit(df).predict()
+    model = fast_model(log_target=log_target).fit(df)
+    blended = model.predict()
+    assert model._blend_weights() == {"theta_weight": DEFAULT_THETA_WEIGHT, "holt_winters_weight": DEFAULT_HOLT_WINTERS_WEIGHT}
+    complete = model.history_.groupby("unique_id")["y"].apply(lambda s: s.notna().all())
+    uid = complete[complete].index[0]
+    kept = model.history_.loc[model.history_["unique_id"] == uid, "y"].to_numpy()
+    theta = standard_theta_forecasts(kept[None, :], np.array([len(kept)]), 6, 12)[0]
+    holt_winters = holt_winters_forecasts(kept[None, :], np.array([len(kept)]), 6, 12)[0]
+    rows = blended["unique_id"] == uid
+    network_weight = 1 - DEFAULT_THETA_WEIGHT - DEFAULT_HOLT_WINTERS_WEIGHT
+    expected = network_weight * network_only.loc[rows, "y_hat"] + DEFAULT_THETA_WEIGHT * theta
+    expected += DEFAULT_HOLT_WINTERS_WEIGHT * holt_winters
+    np.testing.assert_allclose(blended.loc[rows, "y_hat"], expected, rtol=1e-9)
+    assert not np.allclose(blended.loc[rows, "y_hat"], network_only.loc[rows, "y_hat"])
+    np.testing.assert_allclose(
+        blended["y_hat_q90"] - blended["y_hat_q10"], network_only["y_hat_q90"] - network_only["y_hat_q10"], rtol=1e-9
+    )
+
+
+def test_each_partner_can_be_switched_off_alone(panel):
+    df, _ = panel
+    network = fast_model(theta_weight=0.0, holt_winters_weight=0.0).fit(df)
+    theta_only = fast_model(holt_winters_weight=0.0).fit(df)
+    complete = theta_only.history_.groupby("unique_id")["y"].apply(lambda s: s.notna().all())
+    uid = complete[complete].index[0]
+    kept = theta_only.history_.loc[theta_only.history_["unique_id"] == uid, "y"].to_numpy()
+    theta = standard_theta_forecasts(kept[None, :], np.array([len(kept)]), 6, 12)[0]
+    rows = network.predict()["unique_id"] == uid
+    expected = 0.85 * network.predict().loc[rows, "y_hat"] + 0.15 * theta
+    np.testing.assert_allclose(theta_only.predict().loc[rows, "y_hat"], expected, rtol=1e-9)
+
+
+def test_future_covariates_turn_the_blend_off_by_default(panel):
+    df, _ = panel
+    auto = fast_model(future_covariates=["promo"]).fit(df)
+    off = fast_model(future_covariates=["promo"], theta_weight=0.0, holt_winters_weight=0.0).fit(df)
+    future = future_frame(df, 6)
+    assert auto._blend_weights() == {"theta_weight": 0.0, "holt_winters_weight": 0.0}
+    pd.testing.assert_frame_equal(auto.predict(future_df=future), off.predict(future_df=future))
+    chosen = fast_model(future_covariates=["promo"], theta_weight=0.5, holt_winters_weight=0.2)._blend_weights()
+    assert chosen == {"theta_weight": 0.5, "holt_winters_weight": 0.2}
+
+
+@pytest.mark.parametrize("name", ["theta_weight", "holt_winters_weight"])
+@pytest.mark.parametrize("weight", [-0.1, 1.5])
+def test_a_blend_weight_outside_zero_one_is_refused(panel, name, weight):
+    with pytest.raises(ValueError, match=name):
+        fast_model(**{name: weight}).fit(panel[0])
+
+
+def test_blend_weights_summing_above_one_are_refused(panel):
+    with pytest.raises(ValueError, match="sum to at most 1"):
+        fast_model(theta_weight=0.6, holt_winters_weight=0.5).fit(panel[0])
+
+
+def test_report_states_how_the_forecast_was_made():
+    from forecaster.report import _blend_line
+
+    both = _blend_line({"theta_weight": 0.15, "holt_winters_weight": 0.15})
+    assert "0.7 x the network + 0.15 x the Theta method + 0.15 x damped Holt-Winters" in both
+    assert "0.75 x the network + 0.25 x the Theta method," in _blend_line({"theta_weight": 0.25, "holt_winters_weight": 0.0})
+    assert "network alone" in _blend_line({"theta_weight": 0.0, "holt_winters_weight": 0.0})
+
+
+def test_a_non_finite_partner_forecast_leaves_the_network_forecast():
+    def overflowing(y, lengths, horizon, season_length):
+        out = np.ones((len(y), horizon))
+        out[0, -1] = np.inf
+        return out
+
+    y = np.stack([_seasonal(30, 0), _seasonal(30, 1)])
+    out = partner_forecasts(overflowing, y, np.array([0, 0]), 29, 3, 12, 30)
+    assert np.isnan(out[0]).all()
+    np.testing.assert_array_equal(out[1], 1.0)
+    values = np.zeros((2, 3, 3))
+    np.testing.assert_array_equal(blend_quantiles(values, [out], [0.25], 1)[0], values[0])
