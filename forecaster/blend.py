@@ -13,9 +13,13 @@ Theta's is fixed.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+
+from .holt_winters import holt_winters_forecasts
+from .standard_theta import standard_theta_forecasts
 
 # The Theta method needs more observations than its three burn-in periods (statsforecast refuses fewer).
 PARTNER_MIN_OBSERVATIONS = 4
@@ -25,6 +29,21 @@ DEFAULT_THETA_WEIGHT = 0.15
 DEFAULT_HOLT_WINTERS_WEIGHT = 0.15
 
 Fitter = Callable[[np.ndarray, np.ndarray, int, int], np.ndarray]
+
+
+class Partner(NamedTuple):
+    """A statistical model blended into the forecast: how reports name it, its fit, its default weight."""
+
+    label: str
+    fit: Fitter
+    default_weight: float
+
+
+# Keyed by the estimator parameter that sets each partner's weight.
+PARTNERS = {
+    "theta_weight": Partner("the Theta method", standard_theta_forecasts, DEFAULT_THETA_WEIGHT),
+    "holt_winters_weight": Partner("damped Holt-Winters", holt_winters_forecasts, DEFAULT_HOLT_WINTERS_WEIGHT),
+}
 
 
 def partner_forecasts(

@@ -14,17 +14,15 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .attention import ATTENTIONS
-from .blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, blend_quantiles, partner_forecasts
+from .blend import PARTNERS, blend_quantiles, partner_forecasts
 from .decomposition import DecompositionTable, history_needed
 from .features import fit_features, static_width
 from .frequency import infer_offset, normalise_freq, season_length_for, season_spans_a_year
-from .holt_winters import holt_winters_forecasts
 from .members import TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
 from .panel import Panel, build_panel, future_timestamps, log_target, with_decomposition
 from .roles import CovariateRoles
 from .scaling import LOSS_SCALES, SCALERS, naive_error_table
-from .standard_theta import standard_theta_forecasts
 from .training import TrainConfig, to_tensors
 from .validation import Columns, clean_future, clean_history, restore_zone
 from .windows import admissible_origins, assemble
@@ -130,8 +128,8 @@ class Seq2SeqForecaster(BaseEstimator):
             effect); 0 for both forecasts with the network alone. Series with under 4
             observations get the network's forecast.
         holt_winters_weight: weight of damped Holt-Winters exponential smoothing (level, trend
-            and seasonal pattern evolving; on the log scale for positive series; trend or no
-            trend chosen per series by AIC; see ``holt_winters.py``). None (the default) gives
+            and seasonal pattern evolving; damped trend or none, on the original or the log
+            scale, chosen per series by AIC; see ``holt_winters.py``). None (the default) gives
             0.15 without future-known covariates and 0 with them. The two weights must sum to
             at most 1.
         max_steps: training steps; None derives them from the number of windows.
@@ -258,7 +256,7 @@ class Seq2SeqForecaster(BaseEstimator):
                 raise ValueError(f"`{name}` must be one of {allowed}; got {getattr(self, name)!r}.")
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ValueError(f"`dropout` must be in [0, 1); got {self.dropout!r}.")
-        for name in ("theta_weight", "holt_winters_weight"):
+        for name in PARTNERS:
             weight = getattr(self, name)
             if weight is not None and not 0.0 <= float(weight) <= 1.0:
                 raise ValueError(f"`{name}` must be in [0, 1] or None; got {weight!r}.")
@@ -438,28 +436,27 @@ class Seq2SeqForecaster(BaseEstimator):
         return with_decomposition(panel, season_length, self.seasonal_profile, self._uses_trend_line(offset, season_length))
 
     def _blend_weights(self) -> dict[str, float]:
-        """``theta_weight`` and ``holt_winters_weight`` resolved: None means 0.15 without future-known covariates, 0 with them."""
-        defaults = {"theta_weight": DEFAULT_THETA_WEIGHT, "holt_winters_weight": DEFAULT_HOLT_WINTERS_WEIGHT}
+        """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved.
+
+        None means the partner's default without future-known covariates and 0 with them.
+        """
         future = bool(self._roles().future)
+        weights = {name: getattr(self, name) for name in PARTNERS}
         return {
-            name: float(getattr(self, name)) if getattr(self, name) is not None else (0.0 if future else default)
-            for name, default in defaults.items()
+            name: float(weight) if weight is not None else (0.0 if future else PARTNERS[name].default_weight)
+            for name, weight in weights.items()
         }
 
     def _blend_partners(self, panel: Panel, values: np.ndarray) -> np.ndarray:
         """Network quantiles (N, H, Q) combined with the statistical partners' forecasts (see ``theta_weight``)."""
-        weights = self._blend_weights()
-        fitters = {"theta_weight": standard_theta_forecasts, "holt_winters_weight": holt_winters_forecasts}
-        used = [name for name, weight in weights.items() if weight > 0.0]
-        if not used:
+        weights = {name: weight for name, weight in self._blend_weights().items() if weight > 0.0}
+        if not weights:
             return values
         targets = np.expm1(panel.y) if self.log_target else panel.y
         history = self._history_kept(self.input_size_, panel.decomposition)
-        partners = [
-            partner_forecasts(fitters[name], targets, panel.first_col, panel.last_col, self.horizon, self.season_length_, history)
-            for name in used
-        ]
-        return blend_quantiles(values, partners, [weights[name] for name in used], self.quantiles_.index(0.5))
+        where = (panel.first_col, panel.last_col, self.horizon, self.season_length_, history)
+        partners = [partner_forecasts(PARTNERS[name].fit, targets, *where) for name in weights]
+        return blend_quantiles(values, partners, list(weights.values()), self.quantiles_.index(0.5))
 
     @staticmethod
     def _history_kept(input_size: int, decomposition: DecompositionTable | None) -> int:

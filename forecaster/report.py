@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from .blend import PARTNERS
 from .plots import CAUTION, attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast
 
 
@@ -160,15 +161,12 @@ def _settings_lines(result) -> list[str]:
     return lines
 
 
-PARTNER_NAMES = {"theta_weight": "the Theta method", "holt_winters_weight": "damped Holt-Winters"}
-
-
 def _blend_line(weights: dict[str, float]) -> str:
     """How the reported forecast was made: the network alone, or its blend with the statistical partners."""
     used = {name: w for name, w in weights.items() if w > 0.0}
     if not used:
         return "- seq2seq forecast: the network alone (no statistical blend)"
-    partners = " + ".join(f"{w:g} x {PARTNER_NAMES[name]}" for name, w in used.items())
+    partners = " + ".join(f"{w:g} x {PARTNERS[name].label}" for name, w in used.items())
     names = ", ".join(f"`{name}`" for name in used)
     return (
         f"- seq2seq forecast: {1 - sum(used.values()):g} x the network + {partners}, fitted per series ({names}); "
