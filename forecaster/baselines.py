@@ -10,27 +10,6 @@ import pandas as pd
 BASELINES = ("seasonal_naive", "auto_ets")
 
 
-def statsforecast_forecast(
-    data: pd.DataFrame, models: list, freq, horizon: int, level: int | None = None, n_jobs: int = 1
-) -> pd.DataFrame:
-    """Fit statsforecast ``models`` on every series of ``data`` (``unique_id``, ``ds``, ``y``) and forecast.
-
-    statsforecast needs complete series, so missing targets are filled forward (then
-    backward) per series. Its warnings (e.g. a constant series in a seasonality test) are
-    silenced; callers check the forecasts for non-finite values.
-    """
-    from statsforecast import StatsForecast
-
-    grouped = data.groupby("unique_id", sort=False)["y"]
-    data = data.assign(y=grouped.ffill())
-    data = data.assign(y=data.groupby("unique_id", sort=False)["y"].bfill())
-    engine = StatsForecast(models=models, freq=freq, n_jobs=n_jobs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = engine.forecast(df=data, h=horizon, level=[level] if level else None)
-    return out.reset_index() if "unique_id" not in out.columns else out
-
-
 def run_baselines(
     train: pd.DataFrame,
     horizon: int,
@@ -45,10 +24,11 @@ def run_baselines(
 ) -> pd.DataFrame:
     """Forecast every series of ``train`` with the named baselines.
 
-    Missing targets are filled per series for the baselines only (see
-    :func:`statsforecast_forecast`). Returns ``id_col``, ``ds`` and one
+    statsforecast needs complete series, so missing targets are filled forward (then
+    backward) per series for the baselines only. Returns ``id_col``, ``ds`` and one
     column per baseline, plus ``<name>_lo`` / ``<name>_hi`` for a ``level``% interval.
     """
+    from statsforecast import StatsForecast
     from statsforecast.models import AutoETS, SeasonalNaive
 
     unknown = [n for n in names if n not in BASELINES]
@@ -61,7 +41,13 @@ def run_baselines(
         "auto_ets": lambda: AutoETS(season_length=season_length, alias="auto_ets"),
     }
     data = train[[id_col, time_col, target_col]].rename(columns={id_col: "unique_id", time_col: "ds", target_col: "y"})
-    out = statsforecast_forecast(data, [makers[n]() for n in names], freq, horizon, level=level, n_jobs=n_jobs)
+    data = data.assign(y=data.groupby("unique_id", sort=False)["y"].ffill())
+    data = data.assign(y=data.groupby("unique_id", sort=False)["y"].bfill())
+    engine = StatsForecast(models=[makers[n]() for n in names], freq=freq, n_jobs=n_jobs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = engine.forecast(df=data, h=horizon, level=[level] if level else None)
+    out = out.reset_index() if "unique_id" not in out.columns else out
     renames = {"unique_id": id_col, "ds": time_col}
     for n in names:
         renames[f"{n}-lo-{level}"] = f"{n}_lo"

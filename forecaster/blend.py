@@ -47,18 +47,19 @@ PARTNERS = {
 
 
 def partner_forecasts(
-    fit: Fitter, y: np.ndarray, first_col: np.ndarray, last_col: int, horizon: int, season_length: int, history: int
-) -> np.ndarray:
-    """Forecasts (N, horizon) of ``fit`` from the last ``history`` periods up to ``last_col`` of each row of ``y``.
+    fits: Sequence[Fitter], y: np.ndarray, first_col: np.ndarray, last_col: int, horizon: int, season_length: int, history: int
+) -> list[np.ndarray]:
+    """Forecasts (N, horizon) of each of ``fits`` from the last ``history`` periods up to ``last_col`` of each row of ``y``.
 
-    ``fit(left_aligned, lengths, horizon, season_length)`` is ``standard_theta_forecasts``
-    or ``holt_winters_forecasts``. ``y`` is the padded (N, W) target array; columns before
-    ``first_col`` are padding. Missing targets inside a series are filled forward, then
-    backward (as for the statsforecast baselines). Rows with fewer than
-    ``PARTNER_MIN_OBSERVATIONS`` observed periods, or whose forecast is not finite, get
-    NaN, so the caller can fall back to the network alone for them.
+    Each ``fit(left_aligned, lengths, horizon, season_length)`` is ``standard_theta_forecasts``
+    or ``holt_winters_forecasts``; the history is prepared once for all of them. ``y`` is
+    the padded (N, W) target array; columns before ``first_col`` are padding. Missing
+    targets inside a series are filled forward, then backward (as for the statsforecast
+    baselines). Rows with fewer than ``PARTNER_MIN_OBSERVATIONS`` observed periods, or
+    whose forecast is not finite, get NaN, so the caller can fall back to the network
+    alone for them.
     """
-    out = np.full((y.shape[0], horizon), np.nan)
+    outs = [np.full((y.shape[0], horizon), np.nan) for _ in fits]
     history = min(history, last_col + 1)
     cols = np.arange(last_col - history + 1, last_col + 1)
     window = y[:, cols]
@@ -66,17 +67,18 @@ def partner_forecasts(
     observed = (inside & np.isfinite(window)).sum(axis=1)
     usable = np.flatnonzero(observed >= PARTNER_MIN_OBSERVATIONS)
     if len(usable) == 0:
-        return out
+        return outs
     filled = pd.DataFrame(np.where(inside, window, np.nan)[usable]).ffill(axis=1).bfill(axis=1).to_numpy()
     start = np.clip(first_col[usable] - cols[0], 0, None)
     lengths = history - start
     columns = np.minimum(start[:, None] + np.arange(history)[None, :], history - 1)
     left_aligned = np.take_along_axis(filled, columns, axis=1)
-    with np.errstate(all="ignore"):
-        means = fit(left_aligned, lengths, horizon, season_length)
-    means[~np.isfinite(means).all(axis=1)] = np.nan
-    out[usable] = means
-    return out
+    for fit, out in zip(fits, outs, strict=True):
+        with np.errstate(all="ignore"):
+            means = fit(left_aligned, lengths, horizon, season_length)
+        means[~np.isfinite(means).all(axis=1)] = np.nan
+        out[usable] = means
+    return outs
 
 
 def blend_quantiles(

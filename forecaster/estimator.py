@@ -454,8 +454,8 @@ class Seq2SeqForecaster(BaseEstimator):
             return values
         targets = np.expm1(panel.y) if self.log_target else panel.y
         history = self._history_kept(self.input_size_, panel.decomposition)
-        where = (panel.first_col, panel.last_col, self.horizon, self.season_length_, history)
-        partners = [partner_forecasts(PARTNERS[name].fit, targets, *where) for name in weights]
+        fits = [PARTNERS[name].fit for name in weights]
+        partners = partner_forecasts(fits, targets, panel.first_col, panel.last_col, self.horizon, self.season_length_, history)
         return blend_quantiles(values, partners, list(weights.values()), self.quantiles_.index(0.5))
 
     @staticmethod

@@ -73,6 +73,9 @@ def parameter_grid(trend: bool) -> Grid:
     return Grid(*(np.array(column) for column in zip(*points, strict=True)))
 
 
+DAMPED_GRID, FLAT_GRID = parameter_grid(True), parameter_grid(False)
+
+
 def holt_winters_forecasts(y: np.ndarray, lengths: np.ndarray, horizon: int, season_length: int) -> np.ndarray:
     """Forecasts (N, horizon) of damped Holt-Winters for the left-aligned series ``y`` (N, T).
 
@@ -82,8 +85,7 @@ def holt_winters_forecasts(y: np.ndarray, lengths: np.ndarray, horizon: int, sea
     """
     y = np.asarray(y, dtype=float)
     lengths = np.asarray(lengths, dtype=int)
-    grid_points = len(parameter_grid(True).alpha)
-    per_block = max(1, BLOCK_BYTES // (8 * max(season_length, 1) * grid_points))
+    per_block = max(1, BLOCK_BYTES // (8 * max(season_length, 1) * len(DAMPED_GRID.alpha)))
     parts = [
         _forecast_block(y[i : i + per_block], lengths[i : i + per_block], horizon, season_length)
         for i in range(0, len(y), per_block)
@@ -105,14 +107,13 @@ def _forecast_block(y: np.ndarray, lengths: np.ndarray, horizon: int, m: int) ->
     for use_log in (False, True):
         if use_log and not positive.any():
             continue
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(inside & positive[:, None], np.log(np.where(inside & positive[:, None], y, 1.0)), 0.0) if use_log else y
+        z = np.log(np.where(inside & positive[:, None], y, 1.0)) if use_log else y  # 0 outside the positive series
         # AIC of the log model in terms of y: the Jacobian adds 2 * sum(log y).
         jacobian = 2.0 * z.sum(axis=1) if use_log else 0.0
         season0, start, slope0, mean0 = _initial_states(z, lengths, period, seasonal)
         for fit in (
-            _fit(z, lengths, horizon, period, seasonal, season0, mean0, np.zeros_like(slope0), parameter_grid(False)),
-            _fit(z, lengths, horizon, period, seasonal, season0, start - slope0, slope0, parameter_grid(True)),
+            _fit(z, lengths, horizon, period, seasonal, season0, mean0, np.zeros_like(slope0), FLAT_GRID),
+            _fit(z, lengths, horizon, period, seasonal, season0, start - slope0, slope0, DAMPED_GRID),
         ):
             aic = np.where(positive, fit.aic + jacobian, np.inf) if use_log else fit.aic
             with np.errstate(over="ignore"):

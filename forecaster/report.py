@@ -153,7 +153,7 @@ def _settings_lines(result) -> list[str]:
         f"- series skipped in some fold: {result.skipped['unique_id'].nunique()} (see skipped.csv)",
         f"- model: seq2seq with {', '.join(f'{k}={v!r}' for k, v in params.items() if k not in ('progress',))}",
         f"- seed (random_state): {params.get('random_state')}",
-        _blend_line(s.get("blend_weights", {"theta_weight": s.get("theta_weight", 0.0)})),
+        _blend_line(s["blend_weights"]),
         f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data",
         f"- run time: {s['seconds']:.1f} s",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in _versions().items()),

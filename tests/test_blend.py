@@ -12,7 +12,7 @@ from forecaster.standard_theta import standard_theta_forecasts
 
 
 def theta_forecasts(y, first_col, last_col, horizon, season_length, history):
-    return partner_forecasts(standard_theta_forecasts, y, first_col, last_col, horizon, season_length, history)
+    return partner_forecasts([standard_theta_forecasts], y, first_col, last_col, horizon, season_length, history)[0]
 
 
 def _seasonal(n: int, seed: int) -> np.ndarray:
@@ -142,7 +142,7 @@ def test_a_non_finite_partner_forecast_leaves_the_network_forecast():
         return out
 
     y = np.stack([_seasonal(30, 0), _seasonal(30, 1)])
-    out = partner_forecasts(overflowing, y, np.array([0, 0]), 29, 3, 12, 30)
+    out = partner_forecasts([overflowing], y, np.array([0, 0]), 29, 3, 12, 30)[0]
     assert np.isnan(out[0]).all()
     np.testing.assert_array_equal(out[1], 1.0)
     values = np.zeros((2, 3, 3))
