@@ -20,9 +20,9 @@ from pathlib import Path
 import pandas as pd
 
 from forecaster import Seq2SeqForecaster, backtest
-from forecaster.baselines import run_baselines
 from forecaster.datasets import load_m3, load_tourism
-from forecaster.metrics import score_forecasts, seasonal_scales
+from forecaster.evaluation.baselines import run_baselines
+from forecaster.evaluation.metrics import score_forecasts, seasonal_scales
 
 PANELS = {
     "m3_monthly": lambda split: load_m3("monthly", split),

@@ -17,15 +17,15 @@ import time
 import numpy as np
 
 from forecaster import Seq2SeqForecaster
+from forecaster.data.features import fit_features
+from forecaster.data.frequency import normalise_freq
+from forecaster.data.panel import build_panel, with_decomposition
+from forecaster.data.roles import CovariateRoles
+from forecaster.data.validation import Columns, clean_history
+from forecaster.data.windows import admissible_origins, assemble
 from forecaster.datasets import make_panel
-from forecaster.features import fit_features
-from forecaster.frequency import normalise_freq
-from forecaster.holt_winters import holt_winters_forecasts
-from forecaster.panel import build_panel, with_decomposition
-from forecaster.roles import CovariateRoles
-from forecaster.standard_theta import standard_theta_forecasts
-from forecaster.validation import Columns, clean_history
-from forecaster.windows import admissible_origins, assemble
+from forecaster.partners.holt_winters import holt_winters_forecasts
+from forecaster.partners.standard_theta import standard_theta_forecasts
 
 
 def main() -> None:

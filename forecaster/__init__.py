@@ -1,10 +1,29 @@
-"""forecaster: a global sequence-to-sequence forecaster with attention, and an honest backtester."""
+"""forecaster: a global sequence-to-sequence forecaster with attention, and an honest backtester.
 
-__version__ = "0.1.0"
+The package has four parts, each a folder, imported in this order (no module imports a later part):
 
-from .backtest import BacktestResult, backtest  # noqa: E402
-from .estimator import Seq2SeqForecaster  # noqa: E402
-from .roles import LeakageError  # noqa: E402
-from .training import TrainingDivergedError  # noqa: E402
+- ``data``: validation of long frames, covariate roles and the leakage guard, the padded panel,
+  windows (series, origin) and their scaling;
+- ``partners``: the statistical models blended into the forecast (Theta, Holt-Winters);
+- ``model``: the network, its training, the fitted state, the inference core and model files;
+- ``evaluation``: metrics, rolling-origin folds, baselines, the backtest, reports and studies.
 
-__all__ = ["BacktestResult", "LeakageError", "Seq2SeqForecaster", "TrainingDivergedError", "__version__", "backtest"]
+``estimator`` (the scikit-learn-style facade), ``datasets``, ``plots`` and ``cli`` sit on top.
+"""
+
+from ._version import __version__
+from .data.roles import LeakageError
+from .estimator import Seq2SeqForecaster
+from .evaluation.backtest import BacktestResult, backtest
+from .model.persistence import ModelFileError
+from .model.training import TrainingDivergedError
+
+__all__ = [
+    "BacktestResult",
+    "LeakageError",
+    "ModelFileError",
+    "Seq2SeqForecaster",
+    "TrainingDivergedError",
+    "__version__",
+    "backtest",
+]

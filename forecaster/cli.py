@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 
 
 def _backtest(args: argparse.Namespace) -> int:
-    from .studies import run_study
+    from .evaluation.studies import run_study
 
     result, spec = run_study(args.spec, progress=not args.quiet)
     out = Path(args.out or Path("reports") / Path(args.spec).stem)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .frequency import normalise_freq, season_length_for
+from .data.frequency import normalise_freq, season_length_for
 
 
 @dataclass(frozen=True)

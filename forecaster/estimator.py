@@ -13,19 +13,19 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .attention import ATTENTIONS
-from .blend import PARTNERS, blend_quantiles, partner_forecasts
-from .decomposition import DecompositionTable, history_needed
-from .features import fit_features, static_width
-from .frequency import infer_offset, normalise_freq, season_length_for, season_spans_a_year
-from .members import TrainingJob, fit_members
-from .network import Ensemble, NetworkConfig
-from .panel import Panel, build_panel, future_timestamps, log_target, with_decomposition
-from .roles import CovariateRoles
-from .scaling import LOSS_SCALES, SCALERS, naive_error_table
-from .training import TrainConfig, to_tensors
-from .validation import Columns, clean_future, clean_history, restore_zone
-from .windows import admissible_origins, assemble
+from .data.decomposition import DecompositionTable, history_needed
+from .data.features import fit_features, static_width
+from .data.frequency import infer_offset, normalise_freq, season_length_for, season_spans_a_year
+from .data.panel import Panel, build_panel, future_timestamps, log_target, with_decomposition
+from .data.roles import CovariateRoles
+from .data.scaling import LOSS_SCALES, SCALERS, naive_error_table
+from .data.validation import Columns, clean_future, clean_history, restore_zone
+from .data.windows import admissible_origins, assemble
+from .model.attention import ATTENTIONS
+from .model.members import TrainingJob, fit_members
+from .model.network import Ensemble, NetworkConfig
+from .model.training import TrainConfig, to_tensors
+from .partners.blend import PARTNERS, blend_quantiles, partner_forecasts
 
 
 def quantile_column(q: float) -> str:
@@ -555,7 +555,7 @@ class Seq2SeqForecaster(BaseEstimator):
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
         """Write the fitted model to directory ``path`` (JSON config, weights, history tail)."""
-        from .persistence import save_model
+        from .model.persistence import save_model
 
         check_is_fitted(self, "network_")
         save_model(self, path)
@@ -563,6 +563,6 @@ class Seq2SeqForecaster(BaseEstimator):
     @classmethod
     def load(cls, path) -> Seq2SeqForecaster:
         """Load a model written by :meth:`save`; never unpickles arbitrary objects."""
-        from .persistence import load_model
+        from .model.persistence import load_model
 
         return load_model(cls, path)

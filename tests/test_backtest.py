@@ -4,12 +4,12 @@ import pytest
 from conftest import fast_model
 
 from forecaster import LeakageError, backtest
-from forecaster.backtest import fold_data, guard_fold
+from forecaster.data.frequency import normalise_freq
+from forecaster.data.roles import CovariateRoles
+from forecaster.data.validation import Columns
 from forecaster.datasets import make_panel
-from forecaster.frequency import normalise_freq
-from forecaster.roles import CovariateRoles
-from forecaster.splits import rolling_origins
-from forecaster.validation import Columns
+from forecaster.evaluation.backtest import fold_data, guard_fold
+from forecaster.evaluation.splits import rolling_origins
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import pytest
 from conftest import fast_model, future_frame
 from statsforecast.models import Theta
 
-from forecaster.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, blend_quantiles, partner_forecasts
-from forecaster.holt_winters import holt_winters_forecasts
-from forecaster.standard_theta import standard_theta_forecasts
+from forecaster.partners.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, blend_quantiles, partner_forecasts
+from forecaster.partners.holt_winters import holt_winters_forecasts
+from forecaster.partners.standard_theta import standard_theta_forecasts
 
 
 def theta_forecasts(y, first_col, last_col, horizon, season_length, history):
@@ -127,7 +127,7 @@ def test_blend_weights_summing_above_one_are_refused(panel):
 
 
 def test_report_states_how_the_forecast_was_made():
-    from forecaster.report import _blend_line
+    from forecaster.evaluation.report import _blend_line
 
     both = _blend_line({"theta_weight": 0.15, "holt_winters_weight": 0.15})
     assert "0.7 x the network + 0.15 x the Theta method + 0.15 x damped Holt-Winters" in both

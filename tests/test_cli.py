@@ -49,7 +49,7 @@ def test_explain_command_plots_a_saved_model(tmp_path, panel):
 
 def test_study_spec_can_name_a_csv_with_its_own_column_names(tmp_path):
     from forecaster.datasets import make_panel
-    from forecaster.studies import run_study
+    from forecaster.evaluation.studies import run_study
 
     df, _ = make_panel(n_series=4, length=40, seed=2)
     df.rename(columns={"unique_id": "store", "ds": "month", "y": "sales"}).to_csv(tmp_path / "sales.csv", index=False)

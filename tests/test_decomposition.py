@@ -8,8 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forecaster import Seq2SeqForecaster
-from forecaster.datasets import make_panel
-from forecaster.decomposition import (
+from forecaster.data.decomposition import (
     PROFILE_CYCLES,
     PROFILE_LIMIT,
     TREND_CYCLES,
@@ -17,7 +16,8 @@ from forecaster.decomposition import (
     decomposition_table,
     window_decomposition,
 )
-from forecaster.frequency import normalise_freq, season_length_for, season_spans_a_year
+from forecaster.data.frequency import normalise_freq, season_length_for, season_spans_a_year
+from forecaster.datasets import make_panel
 
 
 def decomposition_inputs(table, series, origins, cols, scale, loc=None):

@@ -8,8 +8,8 @@ import pytest
 from statsforecast import StatsForecast
 from statsforecast.models import AutoETS
 
-from forecaster import holt_winters
-from forecaster.holt_winters import holt_winters_forecasts, parameter_grid
+from forecaster.partners import holt_winters
+from forecaster.partners.holt_winters import holt_winters_forecasts, parameter_grid
 
 
 def _one(y: np.ndarray, horizon: int, season_length: int) -> np.ndarray:

@@ -6,12 +6,12 @@ import pytest
 from conftest import fast_model, future_frame
 
 from forecaster import LeakageError
-from forecaster.features import fit_features
-from forecaster.frequency import normalise_freq
-from forecaster.panel import build_panel
-from forecaster.roles import CovariateRoles, encoder_columns
-from forecaster.validation import Columns, clean_history
-from forecaster.windows import assemble
+from forecaster.data.features import fit_features
+from forecaster.data.frequency import normalise_freq
+from forecaster.data.panel import build_panel
+from forecaster.data.roles import CovariateRoles, encoder_columns
+from forecaster.data.validation import Columns, clean_history
+from forecaster.data.windows import assemble
 
 ROLES = CovariateRoles(future=("promo",), past=("traffic",), static=("group", "size"))
 

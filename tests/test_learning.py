@@ -6,7 +6,7 @@ import pytest
 
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
-from forecaster.metrics import mase, seasonal_scale
+from forecaster.evaluation.metrics import mase, seasonal_scale
 
 H = 12
 

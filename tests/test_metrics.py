@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from utilsforecast.losses import mase as uf_mase
 
-from forecaster.metrics import mase, score_forecasts, seasonal_scale, seasonal_scales, smape
+from forecaster.evaluation.metrics import mase, score_forecasts, seasonal_scale, seasonal_scales, smape
 
 
 def _reference_scale(y, m):

@@ -4,8 +4,8 @@ import numpy as np
 import torch
 from conftest import fast_model
 
-from forecaster.attention import AdditiveAttention, DotProductAttention, masked_softmax
-from forecaster.network import NetworkConfig, Seq2SeqNetwork
+from forecaster.model.attention import AdditiveAttention, DotProductAttention, masked_softmax
+from forecaster.model.network import NetworkConfig, Seq2SeqNetwork
 
 
 def _inputs(batch=4, steps=24, horizon=6, seed=0):

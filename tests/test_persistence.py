@@ -7,7 +7,7 @@ import torch
 from conftest import fast_model, future_frame
 
 from forecaster import Seq2SeqForecaster
-from forecaster.persistence import ModelFileError
+from forecaster.model.persistence import ModelFileError
 
 
 def test_loaded_model_predicts_bit_identically(fitted, panel, tmp_path):

@@ -12,7 +12,7 @@ from conftest import fast_model, future_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import forecaster.training as training
+import forecaster.model.training as training
 from forecaster import LeakageError, TrainingDivergedError, backtest
 from forecaster.datasets import make_panel
 

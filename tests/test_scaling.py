@@ -6,7 +6,7 @@ from conftest import fast_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forecaster.scaling import naive_error_table, naive_scale
+from forecaster.data.scaling import naive_error_table, naive_scale
 
 
 def _reference_naive_scale(row: np.ndarray, origin: int, season: int) -> float:

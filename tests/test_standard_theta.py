@@ -8,8 +8,8 @@ from statsforecast.models import Theta
 from statsforecast.theta import auto_theta
 from statsmodels.tsa.seasonal import seasonal_decompose
 
-from forecaster import standard_theta
-from forecaster.standard_theta import standard_theta_forecasts
+from forecaster.partners import standard_theta
+from forecaster.partners.standard_theta import standard_theta_forecasts
 
 
 def _series(n: int, seed: int, level: float = 50.0, season_length: int = 12, amplitude: float = 8.0) -> np.ndarray:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import norm
 
-from .decomposition import centred_moving_average
+from ..data.decomposition import centred_moving_average
 
 ALPHA_BOUNDS = (0.1, 0.99)
 # Initial-level bound of statsforecast's optimiser.

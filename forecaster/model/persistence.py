@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import __version__
-from .features import FeatureSpec
+from .._version import __version__
+from ..data.features import FeatureSpec
+from ..data.roles import CovariateRoles
 from .network import Ensemble, NetworkConfig
-from .roles import CovariateRoles
 
 FORMAT_VERSION = 1
 CONFIG, WEIGHTS, HISTORY = "config.json", "weights.pt", "history.npz"

@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .blend import PARTNERS
-from .plots import CAUTION, attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast
+from ..partners.blend import PARTNERS
+from ..plots import CAUTION, attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast
 
 
 def _versions() -> dict[str, str]:

@@ -12,13 +12,13 @@ import pandas as pd
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
+from ..data.frequency import infer_offset, normalise_freq, season_length_for
+from ..data.roles import CovariateRoles, LeakageError
+from ..data.validation import Columns, clean_history
+from ..estimator import Seq2SeqForecaster, quantile_column
 from .baselines import run_baselines
-from .estimator import Seq2SeqForecaster, quantile_column
-from .frequency import infer_offset, normalise_freq, season_length_for
 from .metrics import score_forecasts, seasonal_scales
-from .roles import CovariateRoles, LeakageError
 from .splits import Fold, rolling_origins
-from .validation import Columns, clean_history
 
 MODEL_NAME = "seq2seq"
 

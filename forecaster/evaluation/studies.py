@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import tomllib
 
-from . import datasets
+from .. import datasets
+from ..estimator import Seq2SeqForecaster
 from .backtest import BacktestResult, backtest
-from .estimator import Seq2SeqForecaster
 
 LOADERS = {
     "m3": datasets.load_m3,

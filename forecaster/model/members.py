@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from ..data.panel import Panel
+from ..data.roles import CovariateRoles
+from ..data.scaling import NaiveErrorTable
+from ..data.windows import Batch, assemble
 from .network import NetworkConfig, Seq2SeqNetwork
-from .panel import Panel
-from .roles import CovariateRoles
-from .scaling import NaiveErrorTable
 from .training import TrainConfig, TrainResult, train
-from .windows import Batch, assemble
 
 
 @dataclass(frozen=True)

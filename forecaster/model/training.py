@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .windows import Batch
+from ..data.windows import Batch
 
 
 class TrainingDivergedError(RuntimeError):
