@@ -8,7 +8,7 @@ from forecaster.evaluation.metrics import mase, score_forecasts, seasonal_scale,
 
 
 def _reference_scale(y, m):
-    lag = m if len(y) >= 2 * m else 1
+    lag = m if len(y) > m else 1
     return np.mean([abs(y[t] - y[t - lag]) for t in range(lag, len(y))])
 
 
@@ -42,6 +42,28 @@ def test_mase_agrees_with_utilsforecast():
     scales = seasonal_scales(train, 12).reset_index().assign(cutoff=ds[33])
     ours = score_forecasts(test.assign(cutoff=ds[33]), scales, ["model"], {}).set_index("unique_id")["mase"]
     pd.testing.assert_series_equal(ours.sort_index(), expected.sort_index(), check_names=False)
+
+
+def test_mase_agrees_with_utilsforecast_when_histories_hold_between_one_and_two_seasons():
+    """The standard scale uses lag m as soon as the history is longer than one season (m < n <= 2m included)."""
+    rng = np.random.default_rng(2)
+    ds = pd.date_range("2000-01-01", periods=60, freq="MS")
+    lengths = {"a": 13, "b": 18, "c": 24, "d": 25, "e": 40}
+    train = pd.concat(
+        [pd.DataFrame({"unique_id": u, "ds": ds[:n], "y": rng.normal(10, 3, n) + np.arange(n)}) for u, n in lengths.items()],
+        ignore_index=True,
+    )
+    test = pd.concat(
+        [
+            pd.DataFrame({"unique_id": u, "ds": ds[n : n + 6], "y": rng.normal(10, 3, 6), "model": rng.normal(10, 3, 6)})
+            for u, n in lengths.items()
+        ],
+        ignore_index=True,
+    )
+    expected = uf_mase(test, ["model"], 12, train).set_index("unique_id")["model"]
+    scales = seasonal_scales(train, 12).reset_index().assign(cutoff=0)
+    ours = score_forecasts(test.assign(cutoff=0), scales, ["model"], {}).set_index("unique_id")["mase"]
+    pd.testing.assert_series_equal(ours.sort_index(), expected.sort_index(), check_names=False, rtol=1e-12)
 
 
 def test_perfect_forecast_scores_zero_and_zero_scale_is_reported_not_inf():

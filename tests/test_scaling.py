@@ -6,7 +6,7 @@ from conftest import fast_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forecaster.data.scaling import naive_error_table, naive_scale
+from forecaster.data.scaling import loss_scale, mase_scale, naive_error_table
 
 
 def _reference_naive_scale(row: np.ndarray, origin: int, season: int) -> float:
@@ -26,13 +26,38 @@ def _reference_naive_scale(row: np.ndarray, origin: int, season: int) -> float:
     season=st.integers(1, 6),
     data=st.data(),
 )
-def test_naive_scale_matches_a_plain_loop_over_the_history(values, pad, season, data):
+def test_loss_scale_matches_a_plain_loop_over_the_history(values, pad, season, data):
     row = np.array([np.nan] * pad + values)
     origin = data.draw(st.integers(0, len(row) - 1))
     table = naive_error_table(row[None, :], season)
-    got = naive_scale(table, np.array([0]), np.array([origin]))[0]
+    got = loss_scale(table, np.array([0]), np.array([origin]))[0]
     expected = _reference_naive_scale(row, origin, season)
     np.testing.assert_allclose(got, expected, rtol=1e-9, equal_nan=True)
+
+
+def _reference_mase_scale(row: np.ndarray, start: int, origin: int, season: int) -> float:
+    history = row[start : origin + 1]
+    lag = season if len(history) > season else 1
+    diffs = [abs(history[t] - history[t - lag]) for t in range(lag, len(history))]
+    diffs = [d for d in diffs if np.isfinite(d)]
+    return float(np.mean(diffs)) if diffs else float("nan")
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.floats(-100, 100), st.just(float("nan"))), min_size=2, max_size=40),
+    pad=st.integers(0, 5),
+    season=st.integers(1, 13),
+    data=st.data(),
+)
+def test_mase_scale_is_the_standard_definition_from_any_start(values, pad, season, data):
+    """Lag m when the history from its start to the origin has more than m periods, lag 1 otherwise."""
+    row = np.array([np.nan] * pad + values)
+    start = data.draw(st.integers(pad, len(row) - 1))
+    origin = data.draw(st.integers(start, len(row) - 1))
+    table = naive_error_table(row[None, :], season, np.array([pad]))
+    got = mase_scale(table, np.array([0]), np.array([origin]), np.array([start]))[0]
+    np.testing.assert_allclose(got, _reference_mase_scale(row, start, origin, season), rtol=1e-9, equal_nan=True)
 
 
 def test_naive_scale_ignores_values_after_the_origin():
@@ -41,9 +66,10 @@ def test_naive_scale_ignores_values_after_the_origin():
     changed = row.copy()
     changed[21:] = 1e6
     origin = np.array([20])
-    before = naive_scale(naive_error_table(row[None], 4), np.array([0]), origin)
-    after = naive_scale(naive_error_table(changed[None], 4), np.array([0]), origin)
-    assert before == after
+    for kernel in (loss_scale, mase_scale):
+        before = kernel(naive_error_table(row[None], 4), np.array([0]), origin)
+        after = kernel(naive_error_table(changed[None], 4), np.array([0]), origin)
+        assert before == after
 
 
 def test_seasonal_naive_loss_scale_trains_and_forecasts(panel):

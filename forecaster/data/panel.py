@@ -206,6 +206,22 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
     fut[codes[keep], last_col + step[keep]] = values
 
 
+def with_future(
+    panel: Panel, future: pd.DataFrame, columns: Columns, roles: CovariateRoles, spec: FeatureSpec, offset: pd.DateOffset
+) -> Panel:
+    """The panel with the future-known covariates of the ``horizon`` periods after each series' end placed.
+
+    For a panel built from a history alone (as ``fit`` builds it), so that the same panel
+    can then forecast its horizon; raises as :func:`build_panel` does for bad rows.
+    """
+    if not roles.future:
+        return panel
+    fut = panel.future.copy()
+    fut[:, panel.last_col + 1 :] = 0.0
+    _place_future(fut, future, columns, roles, spec, panel.grid, offset, panel.ids, panel.end, panel.last_col, panel.horizon)
+    return replace(panel, future=fut)
+
+
 def future_timestamps(panel: Panel) -> np.ndarray:
     """(N, H) timestamps of the horizon after each series' end."""
     series = np.arange(len(panel.ids))[:, None]

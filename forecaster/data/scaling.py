@@ -48,19 +48,27 @@ LOSS_SCALES = ("window", "seasonal_naive")
 
 @dataclass(frozen=True)
 class NaiveErrorTable:
-    """Running sums of the in-sample naive errors of every series, for O(1) lookups per window.
+    """Running sums of the in-sample naive errors of every series, for O(1) MASE scales at any origin.
 
     ``sums[k, i, c]`` is the sum of ``|y_t - y_{t - lag_k}|`` over columns ``t < c`` of
     series ``i`` (both values observed), ``counts`` the number of such terms; lag 0 is the
-    season length, lag 1 is one period (the fallback for histories shorter than a season).
+    season length, lag 1 is one period.
     """
 
+    season_length: int
+    first_col: np.ndarray  # (N,) first column of each series (columns before it are padding)
     sums: np.ndarray  # (2, N, W + 1)
     counts: np.ndarray  # (2, N, W + 1)
 
 
-def naive_error_table(y: np.ndarray, season_length: int) -> NaiveErrorTable:
-    """Precompute the running naive-error sums of a padded target array ``y`` (N, W)."""
+def naive_error_table(y: np.ndarray, season_length: int, first_col: np.ndarray | None = None) -> NaiveErrorTable:
+    """Precompute the running naive-error sums of a padded target array ``y`` (N, W).
+
+    ``first_col`` is each row's first column (default: its first observed value).
+    """
+    if first_col is None:
+        seen = np.isfinite(y)
+        first_col = np.where(seen.any(axis=1), seen.argmax(axis=1), y.shape[1])
     sums, counts = [], []
     for lag in (max(season_length, 1), 1):
         diff = np.full(y.shape, np.nan)
@@ -70,18 +78,44 @@ def naive_error_table(y: np.ndarray, season_length: int) -> NaiveErrorTable:
         zero = np.zeros((len(y), 1))
         sums.append(np.concatenate([zero, np.where(seen, diff, 0.0).cumsum(axis=1)], axis=1))
         counts.append(np.concatenate([zero, seen.cumsum(axis=1)], axis=1))
-    return NaiveErrorTable(np.stack(sums), np.stack(counts))
+    return NaiveErrorTable(max(int(season_length), 1), np.asarray(first_col), np.stack(sums), np.stack(counts))
 
 
-def naive_scale(table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray) -> np.ndarray:
-    """Mean absolute seasonal-naive error of each series' history up to and including its origin.
-
-    This is the MASE denominator computed on the data available at the origin (lag 1 when
-    the history holds no complete season); NaN when it is zero or undefined.
-    """
-    sums = table.sums[:, series, origins + 1]
-    counts = table.counts[:, series, origins + 1]
+def _lag_mean(table: NaiveErrorTable, k: int, series: np.ndarray, origins: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Mean naive error with lag ``k`` (0: the season, 1: one period) over pairs inside ``starts .. origins``."""
+    lag = table.season_length if k == 0 else 1
+    low = np.clip(starts + lag, 0, origins + 1)
+    total = table.sums[k, series, origins + 1] - table.sums[k, series, low]
+    count = table.counts[k, series, origins + 1] - table.counts[k, series, low]
     with np.errstate(all="ignore"):
-        mean = sums / counts
-    usable = np.isfinite(mean) & (mean > 0)
-    return np.where(usable[0], mean[0], np.where(usable[1], mean[1], np.nan))
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def mase_scale(table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
+    """The MASE scale of each window's history: the one kernel behind training weights and evaluation.
+
+    The standard definition (M4, utilsforecast's ``mase``, statsforecast's experiments): the
+    mean absolute lag-``m`` difference of the history from ``starts`` (default: the series'
+    first column) up to and including the origin when that history has more than ``m``
+    periods, the lag-1 difference otherwise. Pairs with a missing value are skipped; NaN
+    when no pair is left. A zero scale stays zero (the caller decides what it means).
+    """
+    series, origins = np.asarray(series), np.asarray(origins)
+    starts = table.first_col[series] if starts is None else np.asarray(starts)
+    seasonal = (origins - starts + 1) > table.season_length
+    by_season = _lag_mean(table, 0, series, origins, starts)
+    by_period = _lag_mean(table, 1, series, origins, starts)
+    return np.where(seasonal, by_season, by_period)
+
+
+def loss_scale(table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray) -> np.ndarray:
+    """:func:`mase_scale` for weighting the training loss, which needs a positive scale.
+
+    Where the MASE scale is zero or undefined (a history that repeats exactly each season,
+    missing pairs) the lag-1 scale stands in; NaN when neither is positive.
+    """
+    scale = mase_scale(table, series, origins)
+    period = _lag_mean(table, 1, series, origins, table.first_col[series])
+    usable = np.isfinite(scale) & (scale > 0)
+    fallback = np.isfinite(period) & (period > 0)
+    return np.where(usable, scale, np.where(fallback, period, np.nan))

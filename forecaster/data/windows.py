@@ -15,7 +15,7 @@ import numpy as np
 from .decomposition import WindowDecomposition, at_columns, window_decomposition
 from .panel import Panel
 from .roles import CovariateRoles, LeakageError, encoder_columns
-from .scaling import NaiveErrorTable, naive_scale, window_stats
+from .scaling import NaiveErrorTable, loss_scale, window_stats
 
 # A window whose history is very smooth relative to its spread (a near-deterministic trend)
 # could otherwise carry hundreds of times the average weight and dominate the gradient.
@@ -146,7 +146,7 @@ def assemble(
         target_observed = np.isfinite(raw)
         target = np.where(target_observed, raw, 0.0).astype(np.float32)
         if naive_table is not None:
-            weight = scale / naive_scale(naive_table, series, origins)
+            weight = scale / loss_scale(naive_table, series, origins)
             weight = np.clip(np.where(np.isfinite(weight), weight, 1.0), 0.0, MAX_LOSS_WEIGHT).astype(np.float32)
     return Batch(
         past_target=past_target,

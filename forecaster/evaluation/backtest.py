@@ -1,11 +1,16 @@
-"""Rolling-origin backtest of a Seq2SeqForecaster against statsforecast baselines."""
+"""Rolling-origin backtest of a Seq2SeqForecaster against statsforecast baselines.
+
+The frame is validated once. Each fold's forecasts come from the inference core with the
+fold's cutoffs as origins: a refitted fold forecasts from the panel its fit built; without
+refits (``refit=False``) one panel of the whole frame serves every fold, each cutoff passed
+as an origin of the same forward pass. MASE scales come from the same kernel as the training
+loss weights, on each fold's history up to its cutoff.
+"""
 
 from __future__ import annotations
 
 import reprlib
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,81 +18,22 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from ..data.frequency import infer_offset, normalise_freq, season_length_for
+from ..data.panel import Panel
 from ..data.roles import CovariateRoles, LeakageError
+from ..data.scaling import mase_scale, naive_error_table
 from ..data.validation import Columns, clean_history
-from ..estimator import Seq2SeqForecaster, quantile_column
+from ..estimator import Seq2SeqForecaster
+from ..model.inference import Forecast, model_panel, state_units, target_values
+from ..model.outputs import attention_frame, forecast_frame, quantile_column
+from ..model.params import check_params
 from .baselines import run_baselines
-from .metrics import score_forecasts, seasonal_scales
+from .metrics import score_forecasts
+from .result import BacktestResult
 from .splits import Fold, rolling_origins
 
 MODEL_NAME = "seq2seq"
 
-
-@dataclass
-class BacktestResult:
-    """Everything a backtest produced.
-
-    Attributes:
-        forecasts: ``unique_id``, ``cutoff``, ``ds``, ``y`` and one column per model
-            (plus ``seq2seq_q..`` quantiles and baseline ``_lo``/``_hi`` bounds).
-        metrics: per (series, cutoff, model): ``mase``, ``smape``, ``coverage``, the MASE
-            ``scale`` and ``zero_scale`` (MASE undefined, excluded from means).
-        skipped: series left out of a fold, with the reason.
-        timings: seconds spent fitting and predicting, per model.
-        settings: the backtest's settings, for the report.
-        attention: ``explain(include_padding=True)`` of the last fold's model from its origins.
-        data: the validated input frame (for plots).
-    """
-
-    forecasts: pd.DataFrame
-    metrics: pd.DataFrame
-    skipped: pd.DataFrame
-    timings: pd.DataFrame
-    settings: dict
-    attention: pd.DataFrame | None = None
-    data: pd.DataFrame | None = field(default=None, repr=False)
-    last_model: Seq2SeqForecaster | None = field(default=None, repr=False)
-
-    @property
-    def models(self) -> list[str]:
-        return list(dict.fromkeys(self.metrics["model"]))
-
-    def summary(self) -> pd.DataFrame:
-        """Per model: mean/median MASE, MASE relative to each baseline, win rate, coverage, sMAPE, seconds."""
-        return summarise(self.metrics, self.timings, self.models)
-
-    def to_report(self, path: str | Path, title: str | None = None) -> Path:
-        """Write Markdown, self-contained HTML, CSVs and PNG plots to directory ``path``."""
-        from .report import write_report
-
-        return write_report(self, Path(path), title=title)
-
-
-def summarise(metrics: pd.DataFrame, timings: pd.DataFrame, models: list[str]) -> pd.DataFrame:
-    """The summary table of :meth:`BacktestResult.summary`."""
-    wide = metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase", dropna=False)
-    scored = wide.dropna()
-    best = scored.idxmin(axis=1) if len(scored) else pd.Series(dtype=object)
-    rows = []
-    for model in models:
-        part = metrics[metrics["model"] == model]
-        row = {
-            "model": model,
-            "mean_mase": part["mase"].mean(),
-            "median_mase": part["mase"].median(),
-            "mean_smape": part["smape"].mean(),
-            "n_scored": int(part["mase"].notna().sum()),
-            "n_zero_scale": int(part["zero_scale"].sum()),
-            "win_rate": float((best == model).mean()) if len(best) else np.nan,
-        }
-        for baseline in ("seasonal_naive", "auto_ets"):
-            if baseline in scored.columns and model in scored.columns:
-                row[f"rel_mase_vs_{baseline}"] = scored[model].mean() / scored[baseline].mean()
-        if "coverage" in part:
-            row["coverage"] = part["coverage"].mean()
-        rows.append(row)
-    table = pd.DataFrame(rows).set_index("model")
-    return table.join(timings.set_index("model"), how="left")
+__all__ = ["BacktestResult", "backtest", "fold_data", "guard_fold"]
 
 
 def fold_data(
@@ -153,6 +99,8 @@ def _check_not_fitted_past(model: Seq2SeqForecaster, first: Fold) -> None:
 
 
 def _prepare(model: Seq2SeqForecaster, df: pd.DataFrame, future_covariates_df: pd.DataFrame | None):
+    """The whole frame validated once (with future-known covariates merged in when given apart)."""
+    check_params(model.get_params())
     columns, roles = model._columns(), model._roles()
     data = df
     if future_covariates_df is not None:
@@ -182,9 +130,10 @@ def backtest(
     (from ``df``, or from ``future_covariates_df`` when ``df`` lacks those columns).
     The model is cloned and fitted per fold (``refit=True``), every ``k`` folds
     (``refit=k``) or once on the first fold's data (``refit=False``, all origins then
-    scored in one batched predict). ``window="sliding"`` keeps the first fold's history
-    length in every fold. MASE scales come from each fold's training data. ``n_jobs``
-    parallelises the statsforecast baselines.
+    scored in one forward pass). With ``model.warm_start`` each refit continues from the
+    previous fold's model instead of a fresh clone. ``window="sliding"`` keeps the first
+    fold's history length in every fold. MASE scales come from each fold's training data.
+    ``n_jobs`` parallelises the statsforecast baselines.
     """
     if not isinstance(model, Seq2SeqForecaster):
         raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")
@@ -204,47 +153,49 @@ def backtest(
     _check_not_fitted_past(model, folds[0])
     template = clone(model).set_params(freq=offset.freqstr)
 
-    predictions, baseline_frames, scales, skipped = [], [], [], []
+    predictions, scales, baseline_frames, skipped = [], [], [], []
     seconds = {"fit": 0.0, "predict": 0.0}
-    fitted, train, future = None, None, None
+    fitted, last = None, None
     for fold in tqdm(folds, desc="backtest folds", disable=not progress):
         train, future = fold_data(frame, fold, columns, roles)
         guard_fold(train, future, fold, columns, roles)
         skipped += [{"unique_id": uid, "fold": fold.index, "reason": why} for uid, why in fold.skipped.items()]
+        panel = None
         if fitted is None or (refit_every and fold.index % refit_every == 0):
             tick = time.perf_counter()
-            fitted = clone(template).fit(train)
+            fitted = fitted if (fitted is not None and template.warm_start) else clone(template)
+            panel = fitted._fit_frame(train, None)
             seconds["fit"] += time.perf_counter() - tick
-        if refit_every:
+        if refit_every or window == "sliding":  # forecast from the fold's own panel, its cutoffs as origins
             tick = time.perf_counter()
-            predictions.append(_label(fitted.predict(df=train, future_df=future), fold.cutoffs, columns, model))
+            panel = fitted._with_future(panel if panel is not None else _panel(fitted, train, columns), future)
+            rows = np.arange(len(panel.ids))
+            last = (panel, fitted._forecast(panel, rows, np.full(len(rows), panel.last_col)))
+            predictions.append(_label(*last, fitted, model))
+            scales.append(_scales(*last, fitted, season))
             seconds["predict"] += time.perf_counter() - tick
-        fold_baselines = []
-        for name in baselines:  # one at a time, so each baseline's time is its own
-            tick = time.perf_counter()
-            kwargs = dict(n_jobs=n_jobs, id_col=columns.id, time_col=columns.time, target_col=columns.target)
-            base = run_baselines(train, horizon, offset.freqstr, season, (name,), **kwargs)
-            fold_baselines.append(base.set_index([columns.id, columns.time]))
-            seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - tick
-        if fold_baselines:
-            base = pd.concat(fold_baselines, axis=1).reset_index()
-            baseline_frames.append(base.assign(cutoff=base[columns.id].map(fold.cutoffs)))
-        fold_scales = seasonal_scales(train, season, columns.id, columns.target).reset_index()
-        scales.append(fold_scales.assign(cutoff=fold_scales[columns.id].map(fold.cutoffs)))
-    if not refit_every:
+        baseline_frames.append(_baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds))
+    if not refit_every and window == "expanding":  # one panel, every fold's cutoffs as origins of one pass
         tick = time.perf_counter()
-        predictions = [_predict_all_origins(fitted, frame, folds, columns, roles, model)]
+        panel = _panel(fitted, frame[frame[columns.id].isin(_scored_ids(folds))], columns)
+        series, origins = _fold_windows(panel, folds)
+        forecast = fitted._forecast(panel, series, origins)
+        predictions.append(_label(panel, forecast, fitted, model))
+        scales.append(_scales(panel, forecast, fitted, season))
         seconds["predict"] += time.perf_counter() - tick
+        final = slice(len(series) - len(folds[-1].cutoffs), None)
+        last = (panel, Forecast(series[final], origins[final], forecast.quantiles[final], forecast.attention[final]))
 
     keys = [columns.id, "cutoff", columns.time]
     forecasts = pd.concat(predictions, ignore_index=True)
+    baseline_frames = [b for b in baseline_frames if b is not None]
     if baseline_frames:
         forecasts = forecasts.merge(pd.concat(baseline_frames, ignore_index=True), on=keys, how="left")
     actual = frame[[columns.id, columns.time, columns.target]].rename(columns={columns.target: "y"})
     forecasts = forecasts.merge(actual, on=[columns.id, columns.time], how="left")
     rest = [c for c in forecasts.columns if c not in (*keys, "y")]
     forecasts = forecasts[[*keys, "y", *rest]].rename(columns={columns.id: "unique_id", columns.time: "ds"})
-    scale_frame = pd.concat(scales, ignore_index=True).rename(columns={columns.id: "unique_id"})
+    scale_frame = pd.concat(scales, ignore_index=True)
     models = [MODEL_NAME, *baselines]
     metrics = score_forecasts(forecasts, scale_frame, models, _interval_columns(model, baselines))
     timings = pd.DataFrame(
@@ -276,10 +227,62 @@ def backtest(
         skipped=pd.DataFrame(skipped, columns=["unique_id", "fold", "reason"]),
         timings=timings,
         settings=settings,
-        attention=fitted.explain(df=train, future_df=future, include_padding=True),
+        attention=attention_frame(*last, columns.id, columns.time, None, include_padding=True),
         data=frame,
         last_model=fitted,
     )
+
+
+def _panel(fitted: Seq2SeqForecaster, frame: pd.DataFrame, columns: Columns) -> Panel:
+    """A validated frame as a panel for a fitted model (no second validation)."""
+    state = fitted.state_
+    offset = normalise_freq(state.freq)
+    return model_panel(
+        frame, columns, state.roles, state.features, offset, fitted.horizon, state_units(state), None, fitted.fill_gaps
+    )
+
+
+def _scored_ids(folds: list[Fold]) -> pd.Index:
+    return pd.Index(sorted({uid for fold in folds for uid in fold.cutoffs.index}, key=str))
+
+
+def _fold_windows(panel: Panel, folds: list[Fold]) -> tuple[np.ndarray, np.ndarray]:
+    """Every (series row, origin column) of every fold in one panel, fold by fold."""
+    ids = pd.Index(panel.ids)
+    series, origins = [], []
+    for fold in folds:
+        rows = ids.get_indexer(fold.cutoffs.index)
+        position = panel.grid.get_indexer(pd.DatetimeIndex(fold.cutoffs.to_numpy()))
+        series.append(rows)
+        origins.append(panel.last_col - (panel.end[rows] - position))
+    return np.concatenate(series), np.concatenate(origins)
+
+
+def _scales(panel: Panel, forecast: Forecast, fitted: Seq2SeqForecaster, season: int) -> pd.DataFrame:
+    """The MASE scale of each window (``unique_id``, ``cutoff``, ``scale``) from its series' history up to its origin."""
+    table = naive_error_table(target_values(panel, fitted.state_), season, panel.first_col)
+    return pd.DataFrame(
+        {
+            "unique_id": panel.ids[forecast.series],
+            "cutoff": panel.timestamps(forecast.series, forecast.origins),
+            "scale": mase_scale(table, forecast.series, forecast.origins),
+        }
+    )
+
+
+def _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns: Columns, seconds: dict) -> pd.DataFrame | None:
+    """The fold's statsforecast forecasts, one baseline at a time so that each one's time is its own."""
+    frames = []
+    for name in baselines:
+        tick = time.perf_counter()
+        kwargs = dict(n_jobs=n_jobs, id_col=columns.id, time_col=columns.time, target_col=columns.target)
+        base = run_baselines(train, horizon, offset.freqstr, season, (name,), **kwargs)
+        frames.append(base.set_index([columns.id, columns.time]))
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - tick
+    if not frames:
+        return None
+    base = pd.concat(frames, axis=1).reset_index()
+    return base.assign(cutoff=base[columns.id].map(fold.cutoffs))
 
 
 def _describe_cutoffs(cutoffs: pd.Series) -> str:
@@ -304,27 +307,10 @@ def _quantile_renames(model: Seq2SeqForecaster) -> dict[str, str]:
     return names
 
 
-def _label(forecast: pd.DataFrame, cutoffs: pd.Series, columns: Columns, model: Seq2SeqForecaster) -> pd.DataFrame:
-    out = forecast.rename(columns=_quantile_renames(model))
-    out.insert(1, "cutoff", out[columns.id].map(cutoffs))
-    return out
-
-
-def _predict_all_origins(fitted, frame, folds, columns: Columns, roles: CovariateRoles, model) -> pd.DataFrame:
-    """refit=False: one batched predict over every (series, fold) origin, each as its own pseudo-series."""
-    histories, futures, lookups = [], [], []
-    for fold in folds:
-        train, future = fold_data(frame, fold, columns, roles)
-        pseudo = pd.Series([f"{fold.index}|{i}" for i in range(len(fold.cutoffs))], index=fold.cutoffs.index)
-        lookups.append(pd.DataFrame({columns.id: fold.cutoffs.index, "cutoff": fold.cutoffs.to_numpy()}, index=pseudo.to_numpy()))
-        histories.append(train.assign(**{columns.id: train[columns.id].map(pseudo)}))
-        if future is not None:
-            futures.append(future.assign(**{columns.id: future[columns.id].map(pseudo)}))
-    forecast = fitted.predict(
-        df=pd.concat(histories, ignore_index=True), future_df=pd.concat(futures, ignore_index=True) if futures else None
-    )
-    lookup = pd.concat(lookups)
-    pseudo_ids = forecast[columns.id]
-    forecast = forecast.assign(**{columns.id: pseudo_ids.map(lookup[columns.id])})
-    forecast.insert(1, "cutoff", pseudo_ids.map(lookup["cutoff"]).to_numpy())
-    return forecast.rename(columns=_quantile_renames(model))
+def _label(panel: Panel, forecast: Forecast, fitted: Seq2SeqForecaster, model: Seq2SeqForecaster) -> pd.DataFrame:
+    """Forecast rows of the core's windows, with their cutoff and the model's column names."""
+    state = fitted.state_
+    out = forecast_frame(panel, forecast, state.quantiles, model.quantiles, model.id_col, model.time_col, None)
+    cutoffs = panel.timestamps(forecast.series, forecast.origins)
+    out.insert(1, "cutoff", np.repeat(cutoffs, forecast.quantiles.shape[1]))
+    return out.rename(columns=_quantile_renames(model))

@@ -1,7 +1,8 @@
 """Accuracy metrics: numpy kernels plus a frame wrapper for backtests.
 
 MASE divides the mean absolute error over the horizon by the in-sample mean absolute
-seasonal difference of the *training* data only (Hyndman & Koehler, 2006). A zero
+seasonal difference of the *training* data only (Hyndman & Koehler, 2006), computed by the
+one kernel :func:`forecaster.data.scaling.mase_scale` that also weighs the training loss. A zero
 scale (a flat training history) yields NaN and is counted, never turned into inf.
 """
 
@@ -10,30 +11,36 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..data.scaling import mase_scale, naive_error_table
+
 
 def seasonal_scale(history: np.ndarray, season_length: int) -> float:
-    """Mean absolute lag-``m`` difference of one training history (NaN pairs skipped).
+    """MASE scale of one training history (see :func:`forecaster.data.scaling.mase_scale`).
 
-    Uses lag 1 when the history is shorter than two seasons.
+    Lag ``m`` when the history has more than ``m`` periods, lag 1 otherwise; NaN pairs skipped.
     """
     history = np.asarray(history, dtype=np.float64)
-    lag = season_length if len(history) >= 2 * season_length else 1
-    if len(history) <= lag:
+    if len(history) < 2:
         return float("nan")
-    diffs = np.abs(history[lag:] - history[:-lag])
-    diffs = diffs[np.isfinite(diffs)]
-    return float(diffs.mean()) if diffs.size else float("nan")
+    table = naive_error_table(history[None, :], season_length, np.zeros(1, dtype=np.int64))
+    return float(mase_scale(table, np.array([0]), np.array([len(history) - 1]))[0])
 
 
 def seasonal_scales(train: pd.DataFrame, season_length: int, id_col: str = "unique_id", target_col: str = "y") -> pd.Series:
-    """:func:`seasonal_scale` of every series of a sorted long frame, vectorised with groupby shifts."""
-    grouped = train.groupby(id_col, sort=False)[target_col]
-    seasonal = (train[target_col] - grouped.shift(season_length)).abs()
-    first = (train[target_col] - grouped.shift(1)).abs()
-    frame = pd.DataFrame({id_col: train[id_col].to_numpy(), "seasonal": seasonal.to_numpy(), "first": first.to_numpy()})
-    means = frame.groupby(id_col, sort=False)[["seasonal", "first"]].mean()
-    lengths = grouped.size()
-    return means["seasonal"].where(lengths >= 2 * season_length, means["first"]).rename("scale")
+    """:func:`seasonal_scale` of every series of a long frame with one row per period (sorted by time within series).
+
+    The rows of each series are laid out left-aligned in one padded array and scored by the
+    same kernel as the backtest and the training loss.
+    """
+    codes, ids = pd.factorize(train[id_col], sort=False)
+    position = train.groupby(codes, sort=False).cumcount().to_numpy()
+    lengths = np.bincount(codes, minlength=len(ids))
+    y = np.full((len(ids), int(lengths.max()) if len(ids) else 0), np.nan)
+    y[codes, position] = train[target_col].to_numpy(dtype=np.float64)
+    table = naive_error_table(y, season_length, np.zeros(len(ids), dtype=np.int64))
+    scales = mase_scale(table, np.arange(len(ids)), lengths - 1)
+    scales = np.where(lengths >= 2, scales, np.nan)
+    return pd.Series(scales, index=pd.Index(ids, name=id_col), name="scale")
 
 
 def mase(actual: np.ndarray, forecast: np.ndarray, scale: float) -> float:

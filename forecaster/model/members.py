@@ -61,20 +61,20 @@ def _sampler(job: TrainingJob, series: np.ndarray, origins: np.ndarray):
     return sample
 
 
-def _fit_member(job: TrainingJob, seed: int) -> TrainResult:
-    """Train one member; with a refit, retrain on every window for the early-stopped step count."""
+def _fit_member(job: TrainingJob, seed: int, initial: dict | None = None) -> TrainResult:
+    """Train one member, from ``initial`` weights when given (a warm start); with a refit, retrain on every window."""
     previous = torch.get_num_threads()
     if job.num_threads:
         torch.set_num_threads(job.num_threads)
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            network = Seq2SeqNetwork(job.network).to(job.train.device)
+            network = _network(job, initial)
             result = train(network, _sampler(job, job.series, job.origins), job.validation, job.train, seed)
             if job.full_series is None or job.validation is None or result.interrupted:
                 return result
             torch.manual_seed(seed)
-            network = Seq2SeqNetwork(job.network).to(job.train.device)
+            network = _network(job, initial)
             again = replace(job.train, max_steps=max(result.best_step, 1), early_stopping=False)
             refit = train(network, _sampler(job, job.full_series, job.full_origins), None, again, seed)
             refit.val_loss = result.val_loss
@@ -83,17 +83,25 @@ def _fit_member(job: TrainingJob, seed: int) -> TrainResult:
         torch.set_num_threads(previous)
 
 
-def fit_members(job: TrainingJob, seeds: list[int], n_jobs: int) -> list[TrainResult]:
-    """Train one member per seed; in ``n_jobs`` worker processes when ``n_jobs > 1``."""
+def _network(job: TrainingJob, initial: dict | None) -> Seq2SeqNetwork:
+    network = Seq2SeqNetwork(job.network)
+    if initial is not None:
+        network.load_state_dict(initial)
+    return network.to(job.train.device)
+
+
+def fit_members(job: TrainingJob, seeds: list[int], n_jobs: int, initial: list[dict] | None = None) -> list[TrainResult]:
+    """Train one member per seed, each from its ``initial`` weights when given; in ``n_jobs`` processes when ``n_jobs > 1``."""
+    starts = list(initial) if initial is not None else [None] * len(seeds)
     workers = min(n_jobs, len(seeds))
     if workers <= 1:
         results = []
-        for seed in seeds:
-            results.append(_fit_member(job, seed))
+        for seed, start in zip(seeds, starts, strict=True):
+            results.append(_fit_member(job, seed, start))
             if results[-1].interrupted:  # Ctrl-C ends the whole fit; keep the members trained so far
                 break
         return results
     quiet = replace(job, train=replace(job.train, progress=False), num_threads=job.num_threads or 1)
     context = multiprocessing.get_context("spawn")  # fork after torch's thread pools start is unsafe
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(_fit_member, [quiet] * len(seeds), seeds))
+        return list(pool.map(_fit_member, [quiet] * len(seeds), seeds, starts))

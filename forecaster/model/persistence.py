@@ -1,6 +1,6 @@
 """Save and load fitted models without pickle.
 
-A model directory holds ``config.json`` (parameters and fitted specs), ``weights.pt``
+A model directory holds ``config.json`` (parameters and the fitted state, ``FittedState.to_dict``), ``weights.pt``
 (a plain tensor state dict read with ``torch.load(weights_only=True)``) and
 ``history.npz`` (the history tail used by ``predict()``, read with
 ``allow_pickle=False``). The config records a SHA-256 of both binary files, so a
@@ -18,9 +18,9 @@ import pandas as pd
 import torch
 
 from .._version import __version__
-from ..data.features import FeatureSpec
-from ..data.roles import CovariateRoles
+from ..data.frequency import normalise_freq, season_spans_a_year
 from .network import Ensemble, NetworkConfig
+from .state import FittedState
 
 FORMAT_VERSION = 1
 CONFIG, WEIGHTS, HISTORY = "config.json", "weights.pt", "history.npz"
@@ -67,29 +67,10 @@ def save_model(model, path) -> None:
         "format_version": FORMAT_VERSION,
         "forecaster_version": __version__,
         "params": params,
-        "fitted": {
-            "freq": model.freq_,
-            "season_length": model.season_length_,
-            "input_size": model.input_size_,
-            "roles": {"future": model.roles_.future, "past": model.roles_.past, "static": model.roles_.static},
-            "features": model.features_.to_dict(),
-            "quantiles": list(model.quantiles_),
-            "network": model.network_config_.to_dict(),
-            "n_members": len(model.network_.members),
-            "tz": model.tz_,
-            "history_columns": kinds,
-            "training_end": {
-                "ids": [_plain(i) for i in model.training_end_.index],
-                "ds": [str(t) for t in model.training_end_.to_numpy()],
-            },
-        },
+        "fitted": {**model.state_.to_dict(), "history_columns": kinds},
         "sha256": {WEIGHTS: _digest(folder / WEIGHTS), HISTORY: _digest(folder / HISTORY)},
     }
     (folder / CONFIG).write_text(json.dumps(config, indent=2))
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _read_config(folder: Path) -> dict:
@@ -132,20 +113,19 @@ def load_model(cls, path):
         history = pd.DataFrame(
             {name: _restore_column(arrays[f"c{i}"], kind) for i, (name, kind) in enumerate(fitted["history_columns"].items())}
         )
-    roles = fitted["roles"]
-    model.freq_ = fitted["freq"]
-    model.season_length_ = fitted["season_length"]
-    model.input_size_ = fitted["input_size"]
-    model.roles_ = CovariateRoles(tuple(roles["future"]), tuple(roles["past"]), tuple(roles["static"]))
-    model.features_ = FeatureSpec.from_dict(fitted["features"])
-    model.quantiles_ = tuple(fitted["quantiles"])
-    model.network_config_ = network.config
+    params = model.get_params()
+    trend = params["trend_line"]
+    legacy = {  # what files written before the state recorded these fields were fitted with
+        "scaler": params["scaler"],
+        "log_target": bool(params["log_target"]),
+        "seasonal_profile": bool(params["seasonal_profile"]),
+        "trend_line": season_spans_a_year(normalise_freq(fitted["freq"]), int(fitted["season_length"]))
+        if trend is None
+        else bool(trend),
+    }
+    model.state_ = FittedState.from_dict(fitted, history, model.id_col, legacy)
     model.device_ = "cpu"
-    model.tz_ = fitted["tz"]
-    model.history_ = history
-    ends = fitted["training_end"]
-    model.training_end_ = pd.Series(pd.to_datetime(ends["ds"]), index=pd.Index(ends["ids"], name=model.id_col))
-    model.train_result_ = None
     model.train_results_ = []
+    model._cache = None
     model.network_ = network
     return model

@@ -47,29 +47,42 @@ PARTNERS = {
 
 
 def partner_forecasts(
-    fits: Sequence[Fitter], y: np.ndarray, first_col: np.ndarray, last_col: int, horizon: int, season_length: int, history: int
+    fits: Sequence[Fitter],
+    y: np.ndarray,
+    first_col: np.ndarray,
+    origins: np.ndarray,
+    horizon: int,
+    season_length: int,
+    history: int,
+    series: np.ndarray | None = None,
 ) -> list[np.ndarray]:
-    """Forecasts (N, horizon) of each of ``fits`` from the last ``history`` periods up to ``last_col`` of each row of ``y``.
+    """Forecasts (B, horizon) of each of ``fits`` from the last ``history`` periods up to each window's origin.
 
     Each ``fit(left_aligned, lengths, horizon, season_length)`` is ``standard_theta_forecasts``
-    or ``holt_winters_forecasts``; the history is prepared once for all of them. ``y`` is
-    the padded (N, W) target array; columns before ``first_col`` are padding. Missing
-    targets inside a series are filled forward, then backward (as for the statsforecast
-    baselines). Rows with fewer than ``PARTNER_MIN_OBSERVATIONS`` observed periods, or
-    whose forecast is not finite, get NaN, so the caller can fall back to the network
-    alone for them.
+    or ``holt_winters_forecasts``; the history is prepared once for all of them. ``y`` (N, W)
+    is the padded target array, ``first_col`` (N,) each row's first column (columns before
+    it are padding); window ``b`` reads row ``series[b]`` (default: one window per row) up
+    to column ``origins[b]`` and nothing after it. Missing targets inside a series are filled forward,
+    then backward (as for the statsforecast baselines). Rows with fewer than
+    ``PARTNER_MIN_OBSERVATIONS`` observed periods, or whose forecast is not finite, get NaN,
+    so the caller can fall back to the network alone for them.
     """
-    outs = [np.full((y.shape[0], horizon), np.nan) for _ in fits]
-    history = min(history, last_col + 1)
-    cols = np.arange(last_col - history + 1, last_col + 1)
-    window = y[:, cols]
-    inside = cols[None, :] >= first_col[:, None]
+    series = np.arange(y.shape[0]) if series is None else np.asarray(series)
+    outs = [np.full((len(series), horizon), np.nan) for _ in fits]
+    origins = np.broadcast_to(np.asarray(origins), series.shape)
+    if len(origins) == 0:
+        return outs
+    history = int(min(history, origins.max() + 1))
+    cols = origins[:, None] + np.arange(1 - history, 1)[None, :]  # (B, history), may start before column 0
+    window = y[series[:, None], np.maximum(cols, 0)]
+    first_col = first_col[series]
+    inside = cols >= first_col[:, None]
     observed = (inside & np.isfinite(window)).sum(axis=1)
     usable = np.flatnonzero(observed >= PARTNER_MIN_OBSERVATIONS)
     if len(usable) == 0:
         return outs
     filled = pd.DataFrame(np.where(inside, window, np.nan)[usable]).ffill(axis=1).bfill(axis=1).to_numpy()
-    start = np.clip(first_col[usable] - cols[0], 0, None)
+    start = np.clip(first_col[usable] - cols[usable, 0], 0, None)
     lengths = history - start
     columns = np.minimum(start[:, None] + np.arange(history)[None, :], history - 1)
     left_aligned = np.take_along_axis(filled, columns, axis=1)

@@ -1,0 +1,77 @@
+"""What a backtest returns: forecasts, per-window metrics, skipped series, timings, and the summary table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass
+class BacktestResult:
+    """Everything a backtest produced.
+
+    Attributes:
+        forecasts: ``unique_id``, ``cutoff``, ``ds``, ``y`` and one column per model
+            (plus ``seq2seq_q..`` quantiles and baseline ``_lo``/``_hi`` bounds).
+        metrics: per (series, cutoff, model): ``mase``, ``smape``, ``coverage``, the MASE
+            ``scale`` and ``zero_scale`` (MASE undefined, excluded from means).
+        skipped: series left out of a fold, with the reason.
+        timings: seconds spent fitting and predicting, per model.
+        settings: the backtest's settings, for the report.
+        attention: attention of the last fold's model from the last fold's origins, as
+            ``explain(include_padding=True)`` returns it (from the same forward pass as the forecasts).
+        data: the validated input frame (for plots).
+    """
+
+    forecasts: pd.DataFrame
+    metrics: pd.DataFrame
+    skipped: pd.DataFrame
+    timings: pd.DataFrame
+    settings: dict
+    attention: pd.DataFrame | None = None
+    data: pd.DataFrame | None = field(default=None, repr=False)
+    last_model: object | None = field(default=None, repr=False)
+
+    @property
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(self.metrics["model"]))
+
+    def summary(self) -> pd.DataFrame:
+        """Per model: mean/median MASE, MASE relative to each baseline, win rate, coverage, sMAPE, seconds."""
+        return summarise(self.metrics, self.timings, self.models)
+
+    def to_report(self, path: str | Path, title: str | None = None) -> Path:
+        """Write Markdown, self-contained HTML, CSVs and PNG plots to directory ``path``."""
+        from .report import write_report
+
+        return write_report(self, Path(path), title=title)
+
+
+def summarise(metrics: pd.DataFrame, timings: pd.DataFrame, models: list[str]) -> pd.DataFrame:
+    """The summary table of :meth:`BacktestResult.summary`."""
+    wide = metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase", dropna=False)
+    scored = wide.dropna()
+    best = scored.idxmin(axis=1) if len(scored) else pd.Series(dtype=object)
+    rows = []
+    for model in models:
+        part = metrics[metrics["model"] == model]
+        row = {
+            "model": model,
+            "mean_mase": part["mase"].mean(),
+            "median_mase": part["mase"].median(),
+            "mean_smape": part["smape"].mean(),
+            "n_scored": int(part["mase"].notna().sum()),
+            "n_zero_scale": int(part["zero_scale"].sum()),
+            "win_rate": float((best == model).mean()) if len(best) else np.nan,
+        }
+        for baseline in ("seasonal_naive", "auto_ets"):
+            if baseline in scored.columns and model in scored.columns:
+                row[f"rel_mase_vs_{baseline}"] = scored[model].mean() / scored[baseline].mean()
+        if "coverage" in part:
+            row["coverage"] = part["coverage"].mean()
+        rows.append(row)
+    table = pd.DataFrame(rows).set_index("model")
+    return table.join(timings.set_index("model"), how="left")

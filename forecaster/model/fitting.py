@@ -1,0 +1,96 @@
+"""From a training panel to a training job: the windows, the step budget, early stopping, loss weights."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.features import FeatureSpec, static_width
+from ..data.panel import Panel
+from ..data.roles import CovariateRoles
+from ..data.scaling import naive_error_table
+from ..data.windows import admissible_origins, assemble
+from .members import TrainingJob
+from .network import NetworkConfig
+from .params import default_max_steps, use_early_stopping, warm_start_steps
+from .training import TrainConfig
+
+
+def network_config(
+    panel: Panel, roles: CovariateRoles, features: FeatureSpec, quantiles: tuple[float, ...], input_size: int, params: dict
+) -> NetworkConfig:
+    """The network's shapes (from the panel and encoders) and sizes (from the estimator's parameters)."""
+    return NetworkConfig(
+        input_size=input_size,
+        horizon=params["horizon"],
+        past_features=panel.encoder_features,
+        future_features=panel.decoder_features,
+        static_features=static_width(roles.static, features),
+        n_outputs=len(quantiles),
+        median_index=quantiles.index(0.5),
+        hidden_size=params["hidden_size"],
+        num_layers=params["num_layers"],
+        dropout=float(params["dropout"]),
+        cell=params["cell"],
+        attention=params["attention"],
+        skip=bool(params["linear_skip"]),
+    )
+
+
+def training_job(
+    panel: Panel,
+    roles: CovariateRoles,
+    config: NetworkConfig,
+    quantiles: tuple[float, ...],
+    device: str,
+    season_length: int,
+    params: dict,
+    warm: bool = False,
+) -> TrainingJob:
+    """Training windows (all admissible origins) and, with early stopping, the last horizon held out in time.
+
+    ``params`` are the estimator's parameters; ``warm`` gives the smaller step budget of a
+    fit that continues from trained weights (when ``max_steps`` is None).
+    """
+    input_size, horizon = config.input_size, config.horizon
+    min_history = max(1, min(input_size, horizon) // 2)
+    end_col = np.full(len(panel.ids), panel.last_col)
+    validation = None
+    naive_table = naive_error_table(panel.y, season_length, panel.first_col) if params["loss_scale"] == "seasonal_naive" else None
+    series, origins = all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
+    batch_size = params["batch_size"]
+    budget = warm_start_steps if warm else default_max_steps
+    max_steps = params["max_steps"] or budget(len(all_series), batch_size)
+    if use_early_stopping(params["early_stopping"], max_steps, batch_size, len(all_series)):
+        t_series, t_origins = admissible_origins(panel, input_size, horizon, end_col - horizon, min_history)
+        at_end = all_origins == panel.last_col - horizon
+        if len(t_series) and at_end.any():
+            series, origins = t_series, t_origins
+            validation = assemble(
+                panel, roles, all_series[at_end], all_origins[at_end], input_size, horizon, params["scaler"], True, naive_table
+            )
+    if len(series) == 0:
+        raise ValueError("No training window fits in the data: the series are too short for `horizon`; lower it.")
+    train_config = TrainConfig(
+        max_steps=max_steps,
+        batch_size=batch_size,
+        learning_rate=float(params["learning_rate"]),
+        quantiles=quantiles,
+        early_stopping=validation is not None,
+        progress=params["progress"],
+        device=device,
+    )
+    refit = params["refit_on_full"] and validation is not None
+    return TrainingJob(
+        panel,
+        roles,
+        series,
+        origins,
+        validation,
+        config,
+        train_config,
+        params["scaler"],
+        params["num_threads"],
+        full_series=all_series if refit else None,
+        full_origins=all_origins if refit else None,
+        naive_table=naive_table,
+    )

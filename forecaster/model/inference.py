@@ -1,0 +1,164 @@
+"""The inference core: forecasts and attention of any windows (series, origin) of a panel, in one pass.
+
+Origins are data. ``predict`` passes each series' end; the backtest passes every fold's
+cutoff of one panel. Either way the same function runs the network once per window,
+maps its outputs back to target units, blends in the statistical partners fitted on
+the same history up to the same origin, and returns attention from the same pass.
+Nothing here reads a column after a window's origin: the encoder through
+``windows.encoder_block``, the partners through ``partner_forecasts``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..data.decomposition import DecompositionTable, history_needed
+from ..data.features import FeatureSpec
+from ..data.panel import Panel, build_panel, log_target, with_decomposition
+from ..data.roles import CovariateRoles
+from ..data.validation import Columns
+from ..data.windows import assemble
+from ..partners.blend import PARTNERS, blend_quantiles, partner_forecasts
+from .network import Ensemble
+from .state import FittedState
+from .training import to_tensors
+
+# Windows per forward pass: bounds memory on large panels without slowing small ones.
+CHUNK = 2048
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """What the core returns for B windows."""
+
+    series: np.ndarray  # (B,) panel row of each window
+    origins: np.ndarray  # (B,) origin column of each window
+    quantiles: np.ndarray  # (B, H, Q) in target units, partners blended in; Q as ``FittedState.quantiles``
+    attention: np.ndarray  # (B, H, T) attention weights over the encoder window
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run with ``n`` torch threads (None: leave torch's setting), restoring the previous count."""
+    previous = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def history_kept(input_size: int, decomposition: DecompositionTable | None) -> int:
+    """Periods per series up to an origin that a forecast reads: the encoder window and what the decomposition reads."""
+    return input_size if decomposition is None else max(input_size, history_needed(decomposition))
+
+
+def model_panel(
+    frame: pd.DataFrame,
+    columns: Columns,
+    roles: CovariateRoles,
+    features: FeatureSpec,
+    offset: pd.DateOffset,
+    horizon: int,
+    units: dict,
+    future: pd.DataFrame | None = None,
+    fill_gaps: bool = False,
+) -> Panel:
+    """A validated frame as a panel in the units the network models.
+
+    ``units`` holds ``input_size``, ``season_length``, ``log_target``, ``seasonal_profile`` and
+    ``trend_line`` (as a :class:`FittedState` records them).
+    """
+    panel = build_panel(frame, columns, roles, features, offset, units["input_size"], horizon, future, fill_gaps)
+    if units["log_target"]:
+        panel = log_target(panel, columns.target)
+    return with_decomposition(panel, units["season_length"], units["seasonal_profile"], units["trend_line"])
+
+
+def state_units(state: FittedState) -> dict:
+    """The ``units`` argument of :func:`model_panel` for a fitted state."""
+    names = ("input_size", "season_length", "log_target", "seasonal_profile", "trend_line")
+    return {name: getattr(state, name) for name in names}
+
+
+def target_values(panel: Panel, state: FittedState) -> np.ndarray:
+    """The panel's targets in their own units (the network models ``log1p`` of them with ``log_target``)."""
+    return np.expm1(panel.y) if state.log_target else panel.y
+
+
+def run_network(
+    network: Ensemble, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray, device: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The network's quantiles in target units (B, H, Q) and its attention (B, H, T), in chunks of ``CHUNK`` windows."""
+    outputs, weights = [], []
+    horizon = state.network.horizon
+    with torch.inference_mode():
+        for start in range(0, len(series), CHUNK):
+            part = slice(start, start + CHUNK)
+            batch = assemble(panel, state.roles, series[part], origins[part], state.input_size, horizon, state.scaler, False)
+            scaled, attention = network(**to_tensors(batch, device))
+            values = scaled.double().cpu().numpy() * batch.scale[:, None, None] + batch.loc[:, None, None]
+            outputs.append(np.expm1(values) if state.log_target else values)
+            weights.append(attention.cpu().numpy())
+    if not outputs:
+        return np.zeros((0, horizon, len(state.quantiles))), np.zeros((0, horizon, state.input_size), dtype=np.float32)
+    return np.concatenate(outputs), np.concatenate(weights)
+
+
+def blend_partners(
+    values: np.ndarray, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray, weights: dict[str, float]
+) -> np.ndarray:
+    """Network quantiles (B, H, Q) combined with the statistical partners' forecasts from the same origins."""
+    active = {name: weight for name, weight in weights.items() if weight > 0.0}
+    if not active or len(series) == 0:
+        return values
+    fits = [PARTNERS[name].fit for name in active]
+    history = history_kept(state.input_size, panel.decomposition)
+    horizon = values.shape[1]
+    partners = partner_forecasts(
+        fits, target_values(panel, state), panel.first_col, origins, horizon, state.season_length, history, series=series
+    )
+    return blend_quantiles(values, partners, list(active.values()), state.median_index)
+
+
+def forecast_windows(
+    network: Ensemble,
+    state: FittedState,
+    panel: Panel,
+    series: np.ndarray,
+    origins: np.ndarray,
+    blend_weights: dict[str, float],
+    device: str = "cpu",
+    num_threads: int | None = None,
+) -> Forecast:
+    """Forecast windows (``series[b]``, ``origins[b]``) of ``panel``: quantiles and attention from one forward pass.
+
+    Raises:
+        FloatingPointError: the network produced a non-finite forecast.
+    """
+    series = np.asarray(series, dtype=np.int64)
+    origins = np.broadcast_to(np.asarray(origins, dtype=np.int64), series.shape).copy()
+    with torch_threads(num_threads):
+        values, attention = run_network(network, state, panel, series, origins, device)
+    if not np.isfinite(values).all():
+        raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
+    values = blend_partners(values, state, panel, series, origins, blend_weights)
+    return Forecast(series, origins, values, attention)
+
+
+def panel_digest(panel: Panel) -> str:
+    """A fingerprint of everything in a panel that a forecast reads, to recognise the same inputs again."""
+    digest = hashlib.blake2b(digest_size=16)
+    for array in (panel.y, panel.past, panel.future, panel.static, panel.end, panel.length, panel.calendar):
+        digest.update(np.ascontiguousarray(array).view(np.uint8).ravel().data)
+    digest.update(pd.util.hash_array(np.asarray(panel.ids, dtype=object)).tobytes())
+    digest.update(str((panel.grid[0], panel.grid.freqstr, len(panel.grid), panel.pad, panel.horizon)).encode())
+    return digest.hexdigest()

@@ -1,0 +1,82 @@
+"""Long frames from the inference core's arrays: forecasts and attention, one row per (window, step)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..data.panel import Panel
+from ..data.validation import restore_zone
+from .inference import Forecast
+
+
+def quantile_column(q: float) -> str:
+    """Column name of a quantile forecast: 0.1 -> 'y_hat_q10', 0.975 -> 'y_hat_q97.5'."""
+    return f"y_hat_q{round(100 * q, 6):g}"
+
+
+def localise(times: np.ndarray, tz: str | None) -> pd.DatetimeIndex:
+    """Naive UTC/wall timestamps back in the caller's time zone."""
+    return restore_zone(pd.DatetimeIndex(times.ravel()), tz)
+
+
+def target_times(panel: Panel, forecast: Forecast) -> np.ndarray:
+    """(B, H) timestamps of each window's horizon."""
+    horizon = forecast.quantiles.shape[1]
+    cols = forecast.origins[:, None] + np.arange(1, horizon + 1)[None, :]
+    return panel.timestamps(forecast.series[:, None], cols)
+
+
+def forecast_frame(
+    panel: Panel,
+    forecast: Forecast,
+    levels: tuple[float, ...],
+    requested: Sequence[float] | None,
+    id_col: str,
+    time_col: str,
+    tz: str | None,
+) -> pd.DataFrame:
+    """``id_col``, ``time_col``, ``y_hat`` (the median) and one ``y_hat_q..`` column per requested level."""
+    values = forecast.quantiles
+    horizon = values.shape[1]
+    out = pd.DataFrame(
+        {
+            id_col: np.repeat(panel.ids[forecast.series], horizon),
+            time_col: localise(target_times(panel, forecast), tz),
+            "y_hat": values[:, :, levels.index(0.5)].ravel(),
+        }
+    )
+    for q in requested or ():
+        out[quantile_column(float(q))] = values[:, :, levels.index(float(q))].ravel()
+    return out
+
+
+def attention_frame(
+    panel: Panel, forecast: Forecast, id_col: str, time_col: str, tz: str | None, include_padding: bool = False
+) -> pd.DataFrame:
+    """Attention of each window's horizon steps over its history, in long format (see ``Seq2SeqForecaster.explain``)."""
+    weights = forecast.attention
+    n, h, t = weights.shape
+    series, origins = forecast.series, forecast.origins
+    hist_cols = origins[:, None] + np.arange(1 - t, 1)[None, :]  # (B, T)
+    hist_times = panel.timestamps(series[:, None], hist_cols)
+    targets = target_times(panel, forecast)
+    inside = hist_cols >= panel.first_col[series][:, None]
+    w_idx, h_idx, t_idx = np.meshgrid(np.arange(n), np.arange(h), np.arange(t), indexing="ij")
+    real = np.broadcast_to(inside[:, None, :], weights.shape)
+    keep = np.ones(weights.shape, dtype=bool) if include_padding else real
+    out = pd.DataFrame(
+        {
+            id_col: panel.ids[series[w_idx[keep]]],
+            time_col: localise(targets[w_idx[keep], h_idx[keep]], tz),
+            "step": h_idx[keep] + 1,
+            f"{time_col}_history": localise(hist_times[w_idx[keep], t_idx[keep]], tz),
+            "lag": (t - 1 - t_idx[keep]),
+            "weight": weights[keep].astype(np.float64),
+        }
+    )
+    if include_padding:
+        out["padded"] = ~real.ravel()
+    return out

@@ -1,0 +1,115 @@
+"""The fitted state: everything ``fit`` learns besides the weights, as one frozen object.
+
+``fit`` builds a :class:`FittedState`; ``predict``, ``explain``, the backtest and the model
+files read it as one. New learned state is a new field here, serialised by ``to_dict`` /
+``from_dict``; nothing else has to change. Settings that give the network's numbers their
+meaning (the scaler, the log target, the decomposition inputs) are recorded here at fit
+time, so changing the estimator's parameters after ``fit`` cannot silently change what a
+trained network is fed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data.features import FeatureSpec
+from ..data.roles import CovariateRoles
+from .network import NetworkConfig
+
+
+@dataclass(frozen=True)
+class FittedState:
+    """What a fitted model knows besides its weights.
+
+    Attributes:
+        freq: pandas offset alias of the data.
+        season_length: periods per season.
+        input_size: history periods the encoder reads.
+        roles: covariate roles.
+        features: covariate encoders (standardisation, categories of statics).
+        quantiles: levels the network outputs (the requested ones plus the median).
+        network: the network's shapes and sizes.
+        n_members: ensemble members.
+        tz: time zone of the timestamps (None when naive).
+        history: the history tail kept for ``predict()`` without data.
+        training_end: last training timestamp of each series.
+        scaler, log_target, seasonal_profile, trend_line: how targets were turned into network
+            inputs (``trend_line`` resolved, never None).
+        warm_starts: fits that continued from these weights since the last full fit.
+    """
+
+    freq: str
+    season_length: int
+    input_size: int
+    roles: CovariateRoles
+    features: FeatureSpec
+    quantiles: tuple[float, ...]
+    network: NetworkConfig
+    n_members: int
+    tz: str | None
+    history: pd.DataFrame = field(repr=False)
+    training_end: pd.Series = field(repr=False)
+    scaler: str = "standard"
+    log_target: bool = False
+    seasonal_profile: bool = False
+    trend_line: bool = False
+    warm_starts: int = 0
+
+    @property
+    def median_index(self) -> int:
+        return self.quantiles.index(0.5)
+
+    def with_history(self, history: pd.DataFrame, training_end: pd.Series) -> FittedState:
+        return replace(self, history=history, training_end=training_end)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form, without the history tail (model files store it as arrays)."""
+        return {
+            "freq": self.freq,
+            "season_length": self.season_length,
+            "input_size": self.input_size,
+            "roles": {"future": list(self.roles.future), "past": list(self.roles.past), "static": list(self.roles.static)},
+            "features": self.features.to_dict(),
+            "quantiles": list(self.quantiles),
+            "network": self.network.to_dict(),
+            "n_members": self.n_members,
+            "tz": self.tz,
+            "training_end": {
+                "ids": [_plain(i) for i in self.training_end.index],
+                "ds": [str(t) for t in self.training_end.to_numpy()],
+            },
+            "scaler": self.scaler,
+            "log_target": self.log_target,
+            "seasonal_profile": self.seasonal_profile,
+            "trend_line": self.trend_line,
+            "warm_starts": self.warm_starts,
+        }
+
+    @classmethod
+    def from_dict(cls, fitted: dict[str, Any], history: pd.DataFrame, id_col: str, legacy: dict[str, Any]) -> FittedState:
+        """Rebuild from :meth:`to_dict`. ``legacy`` gives fields that files written before they existed lack."""
+        roles = fitted["roles"]
+        ends = fitted["training_end"]
+        return cls(
+            freq=fitted["freq"],
+            season_length=int(fitted["season_length"]),
+            input_size=int(fitted["input_size"]),
+            roles=CovariateRoles(tuple(roles["future"]), tuple(roles["past"]), tuple(roles["static"])),
+            features=FeatureSpec.from_dict(fitted["features"]),
+            quantiles=tuple(float(q) for q in fitted["quantiles"]),
+            network=NetworkConfig(**fitted["network"]),
+            n_members=int(fitted.get("n_members", 1)),
+            tz=fitted["tz"],
+            history=history,
+            training_end=pd.Series(pd.to_datetime(ends["ds"]), index=pd.Index(ends["ids"], name=id_col)),
+            **{name: fitted.get(name, legacy[name]) for name in ("scaler", "log_target", "seasonal_profile", "trend_line")},
+            warm_starts=int(fitted.get("warm_starts", 0)),
+        )
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
