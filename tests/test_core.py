@@ -1,0 +1,181 @@
+"""The inference core, the fitted state, warm starts and the parameter table."""
+
+import inspect
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import fast_model, future_frame
+
+from forecaster import Seq2SeqForecaster, backtest
+from forecaster.datasets import make_panel
+from forecaster.model.params import CONSTRAINTS
+from forecaster.model.state import FittedState
+
+DATA = Path(__file__).parent / "data"
+SEASON = 12
+
+
+class SeasonalNaiveNetwork(Seq2SeqForecaster):
+    """An oracle: a fitted model whose network forecasts exactly the last season again.
+
+    Every weight is zero except the linear skip, which copies the value one season before
+    each target from the scaled history; scaling is undone exactly, so the median forecast
+    is the seasonal-naive forecast from whatever origin the backtest passes.
+    """
+
+    def _fit_frame(self, frame, tz):
+        panel = super()._fit_frame(frame, tz)
+        config = self.network_.config
+        with torch.no_grad():
+            for member in self.network_.members:
+                for parameter in member.parameters():
+                    parameter.zero_()
+                for step in range(config.horizon):
+                    member.skip.weight[step, config.input_size - SEASON + step % SEASON] = 1.0
+        self._cache = None
+        return panel
+
+
+@pytest.fixture(scope="module")
+def complete():
+    df, _ = make_panel(n_series=6, length=60, seed=4, short_share=0.0, missing_share=0.0)
+    late = {"S001": df["ds"].min() + pd.DateOffset(months=16), "S002": df["ds"].min() + pd.DateOffset(months=22)}
+    starts = df["unique_id"].map(late).fillna(df["ds"].min())
+    return df[df["ds"] >= starts].reset_index(drop=True)  # two series start late: windows with padding
+
+
+@pytest.mark.parametrize(
+    "options",
+    [dict(refit=True), dict(refit=False), dict(refit=2), dict(refit=False, window="sliding"), dict(refit=True, step_size=1)],
+)
+def test_oracle_network_equals_seasonal_naive_at_every_row_of_every_fold(complete, options):
+    oracle = SeasonalNaiveNetwork(
+        horizon=8, input_size=24, max_steps=1, theta_weight=0.0, holt_winters_weight=0.0, progress=False
+    )
+    result = backtest(oracle, complete, n_windows=3, baselines=("seasonal_naive",), progress=False, **options)
+    forecasts = result.forecasts
+    assert forecasts["cutoff"].nunique() == 3 and len(forecasts) == 8 * (3 * 6 - len(result.skipped))
+    np.testing.assert_allclose(forecasts["seq2seq"], forecasts["seasonal_naive"], rtol=2e-6)
+    by_model = result.metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase")
+    np.testing.assert_allclose(by_model["seq2seq"], by_model["seasonal_naive"], rtol=2e-6)
+    # The value a season before each target (the horizon is shorter than a season), read from the data.
+    lookup = complete.set_index(["unique_id", "ds"])["y"]
+    source = (forecasts["ds"].dt.to_period("M") - SEASON).dt.to_timestamp()
+    expected = lookup.reindex(pd.MultiIndex.from_arrays([forecasts["unique_id"], source])).to_numpy()
+    np.testing.assert_allclose(forecasts["seq2seq"], expected, rtol=2e-6)
+
+
+def test_predict_then_explain_on_the_same_inputs_runs_the_network_once(fitted, panel):
+    df, _ = panel
+    future = future_frame(df, 6)
+    calls = []
+    hook = fitted.network_.register_forward_hook(lambda *args: calls.append(1))
+    try:
+        fitted._cache = None
+        forecast = fitted.predict(df=df, future_df=future)
+        attention = fitted.explain(df=df, future_df=future)
+        assert len(calls) == 1
+        assert (
+            len(forecast) == 6 * df["unique_id"].nunique()
+            and np.isclose(attention.groupby(["unique_id", "step"])["weight"].sum(), 1).all()
+        )
+        fitted.explain(df=df, future_df=future.assign(promo=1.0))  # other inputs: a new pass
+        assert len(calls) == 2
+        changed = df.copy()
+        changed.loc[changed.index[-1], "y"] += 1.0  # same shapes, one value changed: a new pass
+        fitted.predict(df=changed, future_df=future)
+        assert len(calls) == 3
+    finally:
+        hook.remove()
+
+
+def test_a_model_file_saved_by_version_0_1_0_loads_and_forecasts_identically():
+    model = Seq2SeqForecaster.load(DATA / "model_0_1_0")
+    read = dict(float_precision="round_trip")
+    future = pd.read_csv(DATA / "model_0_1_0_future.csv", parse_dates=["ds"], **read)
+    expected = pd.read_csv(DATA / "model_0_1_0_forecast.csv", parse_dates=["ds"], **read)
+    pd.testing.assert_frame_equal(model.predict(future_df=future), expected, check_exact=True)
+    attention = pd.read_csv(DATA / "model_0_1_0_attention.csv", parse_dates=["ds", "ds_history"], **read)
+    pd.testing.assert_frame_equal(model.explain(future_df=future), attention, check_exact=True)
+    assert isinstance(model.state_, FittedState) and model.state_.trend_line is True  # resolved from the file's freq
+
+
+def test_fitted_state_round_trips_as_one_object(fitted, tmp_path):
+    fitted.save(tmp_path / "model")
+    loaded = Seq2SeqForecaster.load(tmp_path / "model")
+    assert loaded.state_.to_dict() == fitted.state_.to_dict()
+    pd.testing.assert_frame_equal(loaded.state_.history, fitted.state_.history)
+
+
+def test_parameters_changed_after_fit_cannot_change_what_the_network_is_fed(panel):
+    df, _ = panel
+    model = fast_model(theta_weight=0.0, holt_winters_weight=0.0).fit(df)
+    before = model.predict()
+    model.set_params(log_target=True, scaler="robust", seasonal_profile=False, trend_line=False)
+    pd.testing.assert_frame_equal(model.predict(), before)
+
+
+def test_every_constructor_parameter_has_one_constraint_and_arguments_after_horizon_are_keyword_only():
+    signature = inspect.signature(Seq2SeqForecaster.__init__)
+    names = [name for name in signature.parameters if name != "self"]
+    assert sorted(names) == sorted(CONSTRAINTS)
+    assert all(signature.parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in names[1:])
+    with pytest.raises(TypeError):
+        Seq2SeqForecaster(6, 12)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"horizon": 0}, {"dropout": 1.0}, {"cell": "rnn"}, {"warm_start": "yes"}, {"random_state": -1}, {"learning_rate": 0}],
+)
+def test_a_parameter_outside_its_constraint_is_refused_by_name(panel, bad):
+    name = next(iter(bad))
+    with pytest.raises(ValueError, match=f"`{name}` must be"):
+        fast_model(**bad).fit(panel[0])
+
+
+def test_warm_start_continues_from_the_weights_and_extends_encoders_for_new_categories():
+    df, _ = make_panel(n_series=9, length=48, seed=5, short_share=0.0, missing_share=0.0)
+    first = df[df["group"] != "C"]
+    model = fast_model(static_covariates=["group"], warm_start=True, max_steps=30).fit(first)
+    old_forecast = model.predict(df=first)
+    before = {k: v.clone() for k, v in model.network_.state_dict().items()}
+    # Widened weights alone leave the forecast of series with known categories unchanged.
+    model.set_params(max_steps=1, learning_rate=1e-12)
+    model.fit(df)
+    assert model.state_.features.categories["group"] == ["A", "B", "C"] and model.state_.warm_starts == 1
+    np.testing.assert_allclose(model.predict(df=first)["y_hat"], old_forecast["y_hat"], rtol=1e-5)
+    after = model.network_.state_dict()
+    static = model.network_config_.static_features
+    kept = before["members.0.input_proj.weight"].shape[1] - 2  # two known categories
+    grown = after["members.0.input_proj.weight"]  # one step of 1e-12 moves no weight by more than 1e-11
+    torch.testing.assert_close(grown[:, : kept + 2], before["members.0.input_proj.weight"], rtol=0, atol=1e-11)
+    assert grown[:, kept + 2 :].abs().max() < 1e-11 and static == 3  # the new category's column starts at zero
+    # A cold fit of the same budget starts elsewhere.
+    cold = fast_model(static_covariates=["group"], max_steps=1, learning_rate=1e-12).fit(df)
+    assert not np.allclose(cold.predict(df=first)["y_hat"], old_forecast["y_hat"], rtol=1e-3)
+
+
+def test_warm_start_with_an_incompatible_change_warns_and_fits_from_scratch(panel):
+    df, _ = panel
+    model = fast_model(warm_start=True).fit(df)
+    model.set_params(hidden_size=8)
+    with pytest.warns(UserWarning, match="network's size"):
+        model.fit(df)
+    assert model.state_.warm_starts == 0 and model.network_config_.hidden_size == 8
+    model.set_params(past_covariates=["traffic"])
+    with pytest.warns(UserWarning, match="covariate roles changed"):
+        model.fit(df)
+
+
+def test_backtest_warm_starts_each_refit_from_the_previous_fold(complete):
+    model = fast_model(warm_start=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = backtest(model, complete, n_windows=3, baselines=(), progress=False)
+    assert result.last_model.state_.warm_starts == 2
+    assert not hasattr(model, "network_"), "the caller's model is never fitted by a backtest"
