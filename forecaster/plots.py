@@ -173,7 +173,8 @@ def plot_attention(
     _draw_forecast(top, past, fc, after, point, lo, hi, time_col, target_col)
     top.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
     top.set_title(f"{unique_id}: where each horizon step looked", loc="left", fontsize=11)
-    top.legend(loc="upper left", fontsize=8, ncol=4)
+    if top.get_legend_handles_labels()[0]:  # an explain frame alone draws no history or forecast
+        top.legend(loc="upper left", fontsize=8, ncol=4)
     top.grid(alpha=0.3)
 
     x_edges = _edges(hist_times)

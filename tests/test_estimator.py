@@ -63,11 +63,17 @@ def test_same_seed_same_forecasts_and_other_seed_differs(panel):
     assert not np.allclose(first["y_hat"], other["y_hat"])
 
 
-def test_additive_lstm_and_skip_variants_fit(panel):
+def test_additive_lstm_and_skip_variants_fit_and_differ_from_the_default(panel):
     df, _ = panel
-    for overrides in ({"attention": "additive"}, {"cell": "lstm", "num_layers": 2}, {"linear_skip": True}):
-        forecast = fast_model(**overrides).fit(df).predict()
-        assert np.isfinite(forecast["y_hat"]).all()
+    default = fast_model().fit(df)
+    assert default.linear_skip and default.network_config_.skip  # the default has the linear skip
+    base = default.predict()["y_hat"].to_numpy()
+    for overrides in ({"attention": "additive"}, {"cell": "lstm", "num_layers": 2}, {"linear_skip": False}):
+        model = fast_model(**overrides).fit(df)
+        forecast = model.predict()["y_hat"].to_numpy()
+        assert np.isfinite(forecast).all()
+        assert not np.allclose(forecast, base), overrides
+    assert not model.network_config_.skip  # the last variant really has no skip
 
 
 def test_predict_from_new_history_with_unseen_series(fitted, panel):

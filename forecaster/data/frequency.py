@@ -5,41 +5,36 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
+from pandas.tseries.offsets import Tick
 
-# Season length by the offset's base name, for the frequencies users meet most.
+# Offset families by base name (the offset's name before any "-" anchor, e.g. "QS" of "QS-OCT").
+# pandas >= 2.2 names the offsets "YE", "QE", "ME", "h", "min", "s"...; the older names ("A", "Q",
+# "M", "H", "T", "S"...) are what pandas 2.0 and 2.1 give, so both are listed.
+_YEARLY = frozenset({"YE", "YS", "BYE", "BYS", "Y", "A", "AS", "BY", "BA", "BAS"})
+_QUARTERLY = frozenset({"QE", "QS", "BQE", "BQS", "Q", "BQ"})
+_MONTHLY = frozenset({"ME", "MS", "BME", "BMS", "CBME", "CBMS", "M", "BM", "CBM"})
+_SEMI_MONTHLY = frozenset({"SME", "SMS", "SM"})
+_DAILY = frozenset({"D", "B", "C"})
+_BUSINESS_HOURLY = frozenset({"bh", "cbh", "BH", "CBH"})
+
+# Season length of each calendar frequency at n=1: the periods in the next calendar cycle up.
+# Fixed periods shorter than a day (hours, minutes, seconds) are not listed: they take the daily
+# cycle, computed from their length (see `season_length_for`).
 _SEASON_BY_BASE = {
-    "Y": 1,
-    "YS": 1,
-    "A": 1,
-    "AS": 1,
-    "BY": 1,
-    "BYS": 1,
-    "Q": 4,
-    "QS": 4,
-    "QE": 4,
-    "BQ": 4,
-    "BQS": 4,
-    "M": 12,
-    "MS": 12,
-    "ME": 12,
-    "BM": 12,
-    "BMS": 12,
-    "BME": 12,
-    "SM": 24,
-    "SMS": 24,
-    "W": 52,
-    "D": 7,
-    "B": 5,
-    "C": 5,
-    "h": 24,
-    "H": 24,
-    "bh": 8,
-    "BH": 8,
-    "min": 60,
-    "T": 60,
-    "s": 60,
-    "S": 60,
+    **dict.fromkeys(_YEARLY, 1),  # no shorter cycle than the year
+    **dict.fromkeys(_QUARTERLY, 4),  # a year
+    **dict.fromkeys(_MONTHLY, 12),  # a year
+    **dict.fromkeys(_SEMI_MONTHLY, 24),  # a year
+    "W": 52,  # a year (52.18 weeks, rounded down)
+    "D": 7,  # a week
+    "B": 5,  # a business week
+    "C": 5,  # a business week
 }
+
+_DAY_NANOS = 86_400 * 10**9
+# Shortest period that takes the daily cycle: one minute, i.e. at most 1440 periods a day. A day of
+# seconds is 86,400 periods, far longer than any encoder window (the default reads two seasons).
+_MAX_PERIODS_PER_DAY = 1440
 
 
 def normalise_freq(freq: str | pd.DateOffset) -> pd.DateOffset:
@@ -50,17 +45,67 @@ def normalise_freq(freq: str | pd.DateOffset) -> pd.DateOffset:
         raise ValueError(f"`freq`={freq!r} is not a pandas offset alias such as 'D', 'MS' or 'h'.") from error
 
 
+def _base_name(offset: pd.DateOffset) -> str:
+    return offset.name.split("-")[0]
+
+
+def _is_sub_daily_tick(offset: pd.DateOffset) -> bool:
+    """A fixed-length period shorter than a day (hours, minutes, seconds and finer, any multiple)."""
+    return isinstance(offset, Tick) and _base_name(offset) != "D" and 0 < abs(offset.nanos) < _DAY_NANOS
+
+
+def _business_day_minutes(offset: pd.DateOffset) -> int:
+    """Opening minutes per business day of a (custom) business-hour offset (480 for the default 09:00-17:00)."""
+    total = 0
+    for start, end in zip(offset.start, offset.end, strict=True):
+        minutes = (end.hour * 60 + end.minute) - (start.hour * 60 + start.minute)
+        total += minutes % 1440 or 1440  # an interval past midnight (22:00-06:00) wraps
+    return total
+
+
 def season_length_for(offset: pd.DateOffset) -> int:
-    """Conventional season length of a frequency (12 for monthly, 4 quarterly, 7 daily...)."""
-    base = offset.name.split("-")[0]
-    season = _SEASON_BY_BASE.get(base, 1)
-    if offset.n > 1 and base in {"h", "H", "min", "T", "s", "S"}:
-        minutes = {"h": 60, "H": 60}.get(base, 1)
-        per_day = (24 * 60) // max(1, offset.n * minutes) if base in {"h", "H", "min", "T"} else season
-        return int(max(1, per_day))
-    if offset.n > 1:
-        return int(max(1, season // offset.n))
-    return int(season)
+    """Conventional season length of a frequency: the number of periods in one cycle of the calendar.
+
+    The rule (GluonTS's and AutoGluon's for hours, minutes and multiples; this package's own for
+    weekly data, which gets the yearly cycle, and for business hours):
+
+    - Calendar frequencies take the next cycle up: yearly 1 (no shorter cycle), quarterly 4,
+      monthly 12, semi-monthly 24 and weekly 52 (a year), daily 7 (a week), business and
+      custom-business daily 5 (a business week), business hourly 8 (the periods in the
+      business day: 8 for the default 09:00-17:00 opening hours).
+    - Fixed periods shorter than a day (hours, minutes and seconds, any multiple) take the daily
+      cycle: the number of periods in a day, by the period's length, so that equal lengths get
+      equal seasons whatever the alias ('h' and '60min': 24; '30min': 48; '15min': 96; 'min' and
+      '60s': 1440; '24h', like 'D', 7). Periods under a minute get 1: a day of seconds is 86,400
+      periods, far longer than any encoder window; pass ``season_length`` for such data.
+    - A multiple ``n`` of a frequency spans the same cycle in ``n`` times fewer periods:
+      season('2h') = season('h') / 2 = 12, season('2W') = 26, season('3MS') = 4. When ``n`` does
+      not divide the season (or a day is not a whole number of periods: '7min', '5h', '2D'), no
+      whole number of periods spans the cycle and the season is 1.
+
+    Unknown frequencies (e.g. week-of-month) get 1.
+    """
+    n = abs(offset.n) or 1
+    base = _base_name(offset)
+    if base in _BUSINESS_HOURLY:
+        season, rest = divmod(_business_day_minutes(offset), 60 * n)
+        return int(season) if rest == 0 and season >= 1 else 1
+    if base in _SEASON_BY_BASE:
+        season, rest = divmod(_SEASON_BY_BASE[base], n)
+        return int(season) if rest == 0 else 1
+    if isinstance(offset, Tick) and offset.nanos:
+        return _fixed_period_season(abs(offset.nanos))
+    return 1
+
+
+def _fixed_period_season(nanos: int) -> int:
+    """Season of a fixed-length period, by its length alone (so '60min' is 'h' and '24h' is 'D')."""
+    if nanos % _DAY_NANOS == 0:  # whole days: the weekly cycle, as for 'D'
+        days = nanos // _DAY_NANOS
+        return int(_SEASON_BY_BASE["D"] // days) if _SEASON_BY_BASE["D"] % days == 0 else 1
+    # Shorter than a day: the daily cycle, for periods of a minute or more that divide the day.
+    per_day, rest = divmod(_DAY_NANOS, nanos)
+    return int(per_day) if rest == 0 and 1 <= per_day <= _MAX_PERIODS_PER_DAY else 1
 
 
 def season_spans_a_year(offset: pd.DateOffset, season_length: int) -> bool:
@@ -108,18 +153,18 @@ def calendar_features(grid: pd.DatetimeIndex, offset: pd.DateOffset) -> np.ndarr
     Seasonal positions are encoded as sine/cosine pairs so that December sits next
     to January. Which cycles are used depends on the frequency.
     """
-    base = offset.name.split("-")[0]
+    base = _base_name(offset)
     cycles: list[tuple[np.ndarray, float]] = []
-    if base in {"M", "MS", "ME", "BM", "BMS", "BME", "SM", "SMS"}:
+    if base in _MONTHLY or base in _SEMI_MONTHLY:
         cycles.append((grid.month.to_numpy() - 1, 12.0))
-    elif base in {"Q", "QS", "QE", "BQ", "BQS"}:
+    elif base in _QUARTERLY:
         cycles.append(((grid.month.to_numpy() - 1) // 3, 4.0))
     elif base == "W":
         cycles.append((grid.isocalendar().week.to_numpy().astype(float) - 1, 52.18))
-    elif base in {"D", "B", "C"}:
+    elif base in _DAILY:
         cycles.append((grid.dayofweek.to_numpy(), 7.0))
         cycles.append((grid.dayofyear.to_numpy() - 1, 365.25))
-    elif base in {"h", "H", "min", "T", "s", "S", "bh", "BH"}:
+    elif base in _BUSINESS_HOURLY or _is_sub_daily_tick(offset):
         minutes = grid.hour.to_numpy() * 60 + grid.minute.to_numpy()
         cycles.append((minutes, 1440.0))
         cycles.append((grid.dayofweek.to_numpy(), 7.0))

@@ -1,0 +1,112 @@
+"""Baselines: every seasonal-naive forecast row against the value computed by hand from the data."""
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from forecaster.evaluation.baselines import run_baselines
+
+
+def _panel(freq: str, lengths: dict[str, int], starts: dict[str, str], seed: int = 0) -> pd.DataFrame:
+    """Series of different lengths and end dates, with distinct values (so a wrong lag cannot match)."""
+    rng = np.random.default_rng(seed)
+    frames = [
+        pd.DataFrame(
+            {"unique_id": uid, "ds": pd.date_range(starts[uid], periods=n, freq=freq), "y": rng.normal(100, 20, n).round(3)}
+        )
+        for uid, n in lengths.items()
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _expected(train: pd.DataFrame, horizon: int, m: int, freq: str, level: int | None) -> pd.DataFrame:
+    """Seasonal naive by hand: the forecast of T + h is y at T + h - m * ceil(h / m), the same position in the last season.
+
+    Missing targets are filled forward then backward first, as the baselines document. The
+    interval is the textbook one (Hyndman & Athanasopoulos, FPP 5.5): point +- z * sigma * sqrt(k + 1),
+    with k = floor((h - 1) / m) whole seasons behind and sigma the RMS of the in-sample
+    seasonal differences y_t - y_(t-m).
+    """
+    offset = pd.tseries.frequencies.to_offset(freq)
+    z = NormalDist().inv_cdf(0.5 + level / 200) if level else None
+    rows = []
+    for uid, series in train.groupby("unique_id", sort=False):
+        series = series.sort_values("ds")
+        y = series["y"].ffill().bfill().to_list()
+        times = list(series["ds"])
+        n, end = len(y), times[-1]
+        differences = [y[t] - y[t - m] for t in range(m, n)]
+        sigma = math.sqrt(sum(d * d for d in differences) / len(differences))
+        for h in range(1, horizon + 1):
+            source = n - 1 + h - m * math.ceil(h / m)  # index of T + h - m * ceil(h / m)
+            assert times[source] == end + (h - m * math.ceil(h / m)) * offset
+            row = {"unique_id": uid, "ds": end + h * offset, "seasonal_naive": y[source]}
+            if level:
+                half = z * sigma * math.sqrt((h - 1) // m + 1)
+                row |= {"seasonal_naive_lo": y[source] - half, "seasonal_naive_hi": y[source] + half}
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _check(out: pd.DataFrame, expected: pd.DataFrame, level: int | None) -> None:
+    out = out.sort_values(["unique_id", "ds"]).reset_index(drop=True)
+    expected = expected.sort_values(["unique_id", "ds"]).reset_index(drop=True)
+    assert len(out) == len(expected)
+    pd.testing.assert_series_equal(out["unique_id"].astype(str), expected["unique_id"])
+    pd.testing.assert_series_equal(pd.to_datetime(out["ds"]), expected["ds"])
+    np.testing.assert_allclose(out["seasonal_naive"], expected["seasonal_naive"], rtol=1e-12)
+    if level:
+        assert (out["seasonal_naive_lo"] < out["seasonal_naive"]).all()
+        assert (out["seasonal_naive"] < out["seasonal_naive_hi"]).all()
+        np.testing.assert_allclose(out["seasonal_naive_lo"], expected["seasonal_naive_lo"], rtol=1e-6)
+        np.testing.assert_allclose(out["seasonal_naive_hi"], expected["seasonal_naive_hi"], rtol=1e-6)
+    else:
+        assert not [c for c in out.columns if c.endswith(("_lo", "_hi"))]
+
+
+@pytest.mark.parametrize("horizon", [18, 30])  # one and a half, and two and a half seasons
+@pytest.mark.parametrize("level", [80, 95])
+def test_every_seasonal_naive_row_of_monthly_series_of_different_lengths(horizon, level):
+    train = _panel(
+        "MS", lengths={"a": 13, "b": 29, "c": 40}, starts={"a": "2003-05-01", "b": "2000-02-01", "c": "1999-11-01"}, seed=1
+    )
+    out = run_baselines(train, horizon, "MS", 12, names=("seasonal_naive",), level=level)
+    assert set(out.columns) == {"unique_id", "ds", "seasonal_naive", "seasonal_naive_lo", "seasonal_naive_hi"}
+    assert out.groupby("unique_id").size().to_dict() == {"a": horizon, "b": horizon, "c": horizon}
+    _check(out, _expected(train, horizon, 12, "MS", level), level)
+
+
+def test_missing_targets_are_filled_forward_then_backward_before_the_baseline():
+    train = _panel("MS", lengths={"a": 26, "b": 20}, starts={"a": "2001-01-01", "b": "2001-07-01"}, seed=2)
+    a = train.index[train["unique_id"] == "a"]
+    b = train.index[train["unique_id"] == "b"]
+    train.loc[a[[-3, -7]], "y"] = np.nan  # inside the last season: the forecast repeats the value before each gap
+    train.loc[b[:2], "y"] = np.nan  # leading gap: filled backward
+    out = run_baselines(train, 15, "MS", 12, names=("seasonal_naive",))
+    expected = _expected(train, 15, 12, "MS", 80)
+    _check(out, expected, 80)
+    # the hand computation really used the filled values
+    last_a = train.loc[a, "y"].ffill().to_numpy()[-12:]
+    np.testing.assert_allclose(out.loc[out["unique_id"] == "a", "seasonal_naive"].to_numpy()[:12], last_a)
+    assert np.isfinite(out["seasonal_naive"]).all()
+
+
+def test_every_seasonal_naive_row_of_daily_series_with_custom_column_names_and_no_interval():
+    train = _panel("D", lengths={"x": 9, "y": 23, "z": 31}, starts={"x": "2020-03-01", "y": "2020-02-11", "z": "2020-01-01"})
+    renamed = train.rename(columns={"unique_id": "store", "ds": "day", "y": "sales"})
+    out = run_baselines(
+        renamed, 17, "D", 7, names=("seasonal_naive",), level=None, id_col="store", time_col="day", target_col="sales"
+    )
+    assert set(out.columns) == {"store", "day", "seasonal_naive"}
+    back = out.rename(columns={"store": "unique_id", "day": "ds"})
+    _check(back, _expected(train, 17, 7, "D", None), None)
+
+
+def test_no_baselines_and_unknown_baselines():
+    train = _panel("MS", lengths={"a": 24}, starts={"a": "2001-01-01"})
+    assert run_baselines(train, 6, "MS", 12, names=()).empty
+    with pytest.raises(ValueError, match="Unknown baseline"):
+        run_baselines(train, 6, "MS", 12, names=("naive_forever",))
