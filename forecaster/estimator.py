@@ -7,6 +7,7 @@ fitted state (``model.state``) and hands every forecast to the inference core
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Sequence
 
@@ -25,7 +26,7 @@ from .model.inference import Forecast, forecast_windows, history_kept, model_pan
 from .model.members import fit_members
 from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
-from .model.params import blend_weights, check_params, resolve_device, resolve_units, training_quantiles
+from .model.params import blend_weights, changed_since_fit, check_params, resolve_device, resolve_units, training_quantiles
 from .model.state import FittedState
 from .model.warm_start import architecture_changed, extend_features, incompatibility, widen_static_inputs
 
@@ -222,8 +223,8 @@ class Seq2SeqForecaster(BaseEstimator):
             network=config,
             n_members=len(results),
             tz=tz,
-            history=frame.groupby(columns.id, sort=False).tail(kept).reset_index(drop=True),
-            training_end=frame.groupby(columns.id, sort=False)[columns.time].max(),
+            history=frame.groupby(columns.id, sort=False, observed=True).tail(kept).reset_index(drop=True),
+            training_end=frame.groupby(columns.id, sort=False, observed=True)[columns.time].max(),
             scaler=self.scaler,
             warm_starts=previous.warm_starts + 1 if previous is not None else 0,
             **units,
@@ -231,7 +232,7 @@ class Seq2SeqForecaster(BaseEstimator):
         self.device_ = device
         self.train_results_ = results
         self.network_ = network
-        self._cache = None
+        self._fitted_params, self._cache = copy.deepcopy(self.get_params()), None
         return panel
 
     def _warm_start_state(self, roles, offset, quantiles, units) -> FittedState | None:
@@ -248,8 +249,16 @@ class Seq2SeqForecaster(BaseEstimator):
         return self.state_
 
     # ------------------------------------------------------------------ predict
+    def _check_unchanged(self) -> None:
+        """Refuse to forecast with parameters other than those the model was fitted with (see ``TRAINING_ONLY``)."""
+        changed = changed_since_fit(getattr(self, "_fitted_params", None) or self.get_params(), self.get_params())
+        if changed:
+            what = "; ".join(f"`{name}` fitted with {old!r}, now {new!r}" for name, (old, new) in changed.items())
+            raise ValueError(f"Parameters changed after fit ({what}). Refit the model, or set them back.")
+
     def _panel_for(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:
         check_is_fitted(self, "network_")
+        self._check_unchanged()
         state, columns = self.state_, self._columns()
         frame, tz = (state.history, state.tz) if df is None else clean_history(df, columns, state.roles)
         if state.roles.future and future_df is None:
@@ -336,4 +345,6 @@ class Seq2SeqForecaster(BaseEstimator):
         """Load a model written by :meth:`save`; never unpickles arbitrary objects."""
         from .model.persistence import load_model
 
-        return load_model(cls, path)
+        model = load_model(cls, path)
+        model._fitted_params = copy.deepcopy(model.get_params())
+        return model

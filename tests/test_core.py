@@ -111,14 +111,6 @@ def test_fitted_state_round_trips_as_one_object(fitted, tmp_path):
     pd.testing.assert_frame_equal(loaded.state_.history, fitted.state_.history)
 
 
-def test_parameters_changed_after_fit_cannot_change_what_the_network_is_fed(panel):
-    df, _ = panel
-    model = fast_model(theta_weight=0.0, holt_winters_weight=0.0).fit(df)
-    before = model.predict()
-    model.set_params(log_target=True, scaler="robust", seasonal_profile=False, trend_line=False)
-    pd.testing.assert_frame_equal(model.predict(), before)
-
-
 def test_every_constructor_parameter_has_one_constraint_and_arguments_after_horizon_are_keyword_only():
     signature = inspect.signature(Seq2SeqForecaster.__init__)
     names = [name for name in signature.parameters if name != "self"]

@@ -77,6 +77,34 @@ class Panel:
         return out
 
 
+# A panel lays every series on one calendar. Past this many periods, and this many per row of data,
+# the calendar would cost far more than the data (two short minutely series 20 years apart: 10^7
+# periods for 20 rows), so the panel is refused with a message instead of exhausting memory.
+MAX_CALENDAR_PERIODS = 2_000_000
+MAX_PERIODS_PER_ROW = 100
+
+
+def check_calendar_span(times: pd.Series, offset: pd.DateOffset, n_rows: int) -> None:
+    """Refuse data whose calendar span is absurd next to its size, before anything is allocated.
+
+    Raises:
+        ValueError: the span holds more than ``MAX_CALENDAR_PERIODS`` periods and more than
+            ``MAX_PERIODS_PER_ROW`` per row of data.
+    """
+    first, last = times.min(), times.max()
+    if isinstance(offset, pd.offsets.Tick):
+        periods = int((last - first) // pd.Timedelta(offset)) + 1
+    else:  # calendar offsets (weeks, months, years): even centuries stay small; count only when long
+        years = (last - first).days / 365.25
+        periods = int(years * 366 / max(1, (pd.Timestamp("2001-01-01") + offset - pd.Timestamp("2001-01-01")).days)) + 1
+    if periods > MAX_CALENDAR_PERIODS and periods > MAX_PERIODS_PER_ROW * n_rows:
+        raise ValueError(
+            f"The data spans {periods:,} periods of {offset.freqstr!r} from {when(first)} to {when(last)} but holds only "
+            f"{n_rows:,} rows: every series is laid on one calendar, which would cost far more memory than the data. "
+            "Check `freq`, resample to a coarser frequency, or forecast series that lie far apart in time separately."
+        )
+
+
 def _positions(times: pd.Series, grid: pd.DatetimeIndex, ids: pd.Series, offset: pd.DateOffset, argument: str) -> np.ndarray:
     pos = grid.get_indexer(pd.DatetimeIndex(times.to_numpy()))
     off = pos < 0
@@ -113,6 +141,7 @@ def build_panel(
     codes, uniques = pd.factorize(ids_col, sort=False)
     n_series = len(uniques)
     times = frame[columns.time]
+    check_calendar_span(times, offset, len(frame))
     grid = build_grid(times.min(), times.max(), offset, before=pad, after=horizon)
     pos = _positions(times, grid, ids_col, offset, "df")
     start = np.full(n_series, np.iinfo(np.int64).max)

@@ -63,8 +63,13 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
     """
     if not pd.api.types.is_datetime64_any_dtype(values):
         if pd.api.types.is_numeric_dtype(values) or values.dtype == bool:
+            example = values.iloc[0] if len(values) else None
             raise ColumnTypeError(
-                f"Column `{column}` must hold timestamps (datetime64); found {values.dtype}. Convert it with pd.to_datetime."
+                f"Column `{column}` holds numbers ({values.dtype}, e.g. {example!r}), not timestamps. Integer time "
+                "indexes are not supported: converting numbers directly would read them as nanoseconds after 1970. "
+                f"Give each row its date instead, e.g. years: pd.to_datetime(df['{column}'].astype(str), format='%Y'); "
+                f"periods numbered from 1: pd.Timestamp('2000-01-01') + pd.to_timedelta(df['{column}'] - 1, unit='D') "
+                "with freq='D' and an explicit season_length."
             )
         try:
             values = pd.to_datetime(values)
@@ -134,6 +139,8 @@ def clean_history(
     frame = df.loc[:, needed].copy()
     if frame[columns.id].isna().any():
         raise ValueError(f"Column `{columns.id}` holds missing ids.")
+    if isinstance(frame[columns.id].dtype, pd.CategoricalDtype):  # a filtered panel keeps categories it no longer has
+        frame[columns.id] = frame[columns.id].cat.remove_unused_categories()
     frame[columns.time], tz = _to_naive_times(frame[columns.time], columns.time)
     frame[columns.target] = _numeric_column(frame, columns.target, columns, allow_bool=False)
     for name in roles.future + roles.past:
@@ -148,7 +155,7 @@ def clean_history(
     _check_statics(frame, columns, roles)
     _check_duplicates(frame, columns, argument)
     frame = frame.sort_values([columns.id, columns.time], kind="stable").reset_index(drop=True)
-    observed = frame[columns.target].notna().groupby(frame[columns.id], sort=False).any()
+    observed = frame[columns.target].notna().groupby(frame[columns.id], sort=False, observed=True).any()
     if not observed.all():
         empty = list(observed.index[~observed.to_numpy()])
         raise ValueError(f"Series {reprlib.repr(empty)} have no observed value of `{columns.target}`.")
@@ -161,7 +168,7 @@ def _check_statics(frame: pd.DataFrame, columns: Columns, roles: CovariateRoles)
             raise ValueError(
                 f"Static covariate `{name}` is missing at {_first_row(frame, frame[name].isna().to_numpy(), columns)}."
             )
-        varies = frame.groupby(columns.id, sort=False)[name].nunique() > 1
+        varies = frame.groupby(columns.id, sort=False, observed=True)[name].nunique() > 1
         if varies.any():
             raise ValueError(
                 f"Static covariate `{name}` varies within series {reprlib.repr(list(varies.index[varies]))}; "

@@ -9,6 +9,7 @@ loss weights, on each fold's history up to its cutoff.
 
 from __future__ import annotations
 
+import numbers
 import reprlib
 import time
 
@@ -18,7 +19,7 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from ..data.frequency import infer_offset, normalise_freq, season_length_for
-from ..data.panel import Panel
+from ..data.panel import Panel, check_calendar_span
 from ..data.roles import CovariateRoles, LeakageError
 from ..data.scaling import mase_scale, naive_error_table
 from ..data.validation import Columns, clean_history
@@ -26,7 +27,7 @@ from ..estimator import Seq2SeqForecaster
 from ..model.inference import Forecast, model_panel, state_units, target_values
 from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
-from .baselines import run_baselines
+from .baselines import BASELINES, run_baselines
 from .metrics import score_forecasts
 from .result import BacktestResult
 from .splits import Fold, rolling_origins
@@ -139,17 +140,21 @@ def backtest(
         raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")
     if window not in ("expanding", "sliding"):
         raise ValueError(f"`window` must be 'expanding' or 'sliding'; got {window!r}.")
-    if isinstance(refit, bool) or (isinstance(refit, int) and refit >= 1):
-        refit_every = int(refit)
-    else:
-        raise ValueError(f"`refit` must be True, False or a positive int; got {refit!r}.")
+    refit_every = _check_arguments(n_windows, step_size, refit, baselines)
     started = time.perf_counter()
     frame, columns, roles = _prepare(model, df, future_covariates_df)
     offset = normalise_freq(model.freq) if model.freq else infer_offset(frame[columns.time], frame[columns.id])
     season = int(season_length or model.season_length or season_length_for(offset))
-    horizon, step = model.horizon, step_size or model.horizon
-    grouped = frame.groupby(columns.id, sort=False)[columns.time]
-    folds = rolling_origins(grouped.max(), grouped.min(), offset, horizon, n_windows, step, horizon + 1, window == "sliding")
+    horizon, step = model.horizon, model.horizon if step_size is None else step_size
+    check_calendar_span(frame[columns.time], offset, len(frame))
+    grouped = frame.groupby(columns.id, sort=False, observed=True)[columns.time]
+    # Every model is scored on the same windows: a fold needs a horizon plus one period of history, and a full
+    # season where the seasonal-naive baseline runs (it has no forecast from less); shorter series are skipped.
+    min_train, why = horizon + 1, ""
+    if "seasonal_naive" in baselines and season > min_train:
+        min_train, why = season, ": one season, for the seasonal-naive baseline"
+    sliding = window == "sliding"
+    folds = rolling_origins(grouped.max(), grouped.min(), offset, horizon, n_windows, step, min_train, sliding, why)
     _check_not_fitted_past(model, folds[0])
     template = clone(model).set_params(freq=offset.freqstr)
 
@@ -231,6 +236,23 @@ def backtest(
         data=frame,
         last_model=fitted,
     )
+
+
+def _check_arguments(n_windows, step_size, refit, baselines) -> int:
+    """Refuse malformed backtest arguments with a message naming them; returns the refit period (0: never)."""
+    for name, value, optional in (("n_windows", n_windows, False), ("step_size", step_size, True)):
+        if optional and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"`{name}` must be a positive integer{' or None' if optional else ''}; got {value!r}.")
+    if isinstance(baselines, str) or not all(isinstance(b, str) for b in baselines):
+        raise ValueError(f"`baselines` must be a tuple of names such as ('seasonal_naive', 'auto_ets'); got {baselines!r}.")
+    unknown = [b for b in baselines if b not in BASELINES]
+    if unknown:
+        raise ValueError(f"Unknown baseline(s) {unknown}; choose from {BASELINES}.")
+    if isinstance(refit, bool) or (isinstance(refit, numbers.Integral) and refit >= 1):
+        return int(refit)
+    raise ValueError(f"`refit` must be True, False or a positive int; got {refit!r}.")
 
 
 def _panel(fitted: Seq2SeqForecaster, frame: pd.DataFrame, columns: Columns) -> Panel:

@@ -36,12 +36,14 @@ def rolling_origins(
     step_size: int,
     min_train: int,
     sliding: bool = False,
+    why: str = "",
 ) -> list[Fold]:
     """``n_windows`` origins ``step_size`` periods apart per series, the last one ``horizon`` before its end.
 
     A series whose history up to a cutoff has fewer than ``min_train`` periods is skipped
     in that fold, with the reason recorded. With ``sliding``, every fold keeps the
-    history length of the first fold (the window slides instead of expanding).
+    history length of the first fold (the window slides instead of expanding). ``why``
+    explains ``min_train`` in the skip reasons.
     """
     if n_windows < 1 or step_size < 1:
         raise ValueError(f"`n_windows` and `step_size` must be positive; got {n_windows} and {step_size}.")
@@ -63,7 +65,7 @@ def rolling_origins(
                 f"{min_train} periods up to its origin (the longest has {longest}). Lower `n_windows` or `step_size`."
             )
         skipped = {
-            uid: f"only {n} periods up to cutoff {cut} (needs {min_train})"
+            uid: f"only {n} periods up to cutoff {cut} (needs {min_train}{why})"
             for uid, n, cut in zip(ends.index[short], periods[short], cutoffs[short], strict=False)
         }
         horizon_ends = pd.Series(grid[cut_pos + horizon], index=ends.index, name="horizon_end")

@@ -49,7 +49,8 @@ def load_study_data(data: dict, base: Path) -> tuple[pd.DataFrame, dict]:
     df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
     renames = {data.get("id_col", "unique_id"): "unique_id", data.get("time_col", "ds"): "ds", data.get("target_col", "y"): "y"}
     df = df.rename(columns=renames)
-    df["ds"] = pd.to_datetime(df["ds"])
+    if not pd.api.types.is_numeric_dtype(df["ds"]):  # numbers are refused by validation, never read as nanoseconds
+        df["ds"] = pd.to_datetime(df["ds"])
     roles = {k: list(data.get(k, [])) for k in ("future_covariates", "past_covariates", "static_covariates")}
     return df, {"description": str(path.name), **roles, **{k: data[k] for k in ("freq", "horizon") if k in data}}
 

@@ -104,6 +104,28 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+# Parameters that only steer training: changing them after ``fit`` takes effect at the next fit.
+# Every other parameter gives the fitted network its meaning, so a fitted model refuses to forecast
+# once one of them has changed (``changed_since_fit``).
+TRAINING_ONLY = frozenset(
+    {"max_steps", "batch_size", "learning_rate", "early_stopping", "refit_on_full", "warm_start", "n_models", "n_jobs"}
+    | {"device", "num_threads", "progress", "random_state"}
+)
+
+
+def _comparable(value: Any) -> Any:
+    return tuple(_comparable(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def changed_since_fit(fitted: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Parameters (besides ``TRAINING_ONLY``) whose value differs from the one the model was fitted with."""
+    return {
+        name: (fitted.get(name), value)
+        for name, value in current.items()
+        if name not in TRAINING_ONLY and _comparable(fitted.get(name)) != _comparable(value)
+    }
+
+
 def blend_weights(params: Mapping[str, Any]) -> dict[str, float]:
     """Each statistical partner's weight resolved: None means its default without future-known covariates, 0 with them."""
     future = bool(list(params.get("future_covariates") or ()))

@@ -1,0 +1,89 @@
+"""Policies for odd but ordinary input: each fails loudly and clearly, or works, never silently wrong."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model
+
+from forecaster import backtest
+from forecaster.datasets import make_panel
+from forecaster.evaluation.studies import run_study
+
+
+@pytest.fixture(scope="module")
+def data():
+    df, _ = make_panel(n_series=5, length=48, seed=6, short_share=0.0, missing_share=0.0, static=False)
+    return df
+
+
+@pytest.mark.parametrize("change", [{"log_target": True}, {"scaler": "robust"}, {"theta_weight": 0.5}, {"horizon": 3}])
+def test_parameters_that_give_the_fit_its_meaning_cannot_change_after_fit(data, change):
+    model = fast_model().fit(data)
+    model.set_params(**change)
+    name = next(iter(change))
+    with pytest.raises(ValueError, match=f"`{name}` fitted with"):
+        model.predict()
+    with pytest.raises(ValueError, match="Refit the model, or set them back"):
+        model.explain()
+
+
+def test_training_settings_can_change_after_fit_and_take_effect_at_the_next_fit(data):
+    model = fast_model().fit(data)
+    before = model.predict()
+    model.set_params(max_steps=5, learning_rate=1e-4, progress=True, num_threads=2, random_state=3)
+    pd.testing.assert_frame_equal(model.predict(), before)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"step_size": 0}, "`step_size` must be a positive integer"),
+        ({"step_size": 1.5}, "`step_size` must be a positive integer"),
+        ({"n_windows": 0}, "`n_windows` must be a positive integer"),
+        ({"baselines": "auto_ets"}, "`baselines` must be a tuple of names"),
+        ({"baselines": ("ets",)}, "Unknown baseline"),
+    ],
+)
+def test_malformed_backtest_arguments_are_refused_by_name(data, arguments, message):
+    with pytest.raises(ValueError, match=message):
+        backtest(fast_model(), data, progress=False, **arguments)
+
+
+def test_a_series_shorter_than_one_season_at_a_cutoff_is_skipped_and_named(data):
+    short = data[data["unique_id"] == "S000"].tail(16)  # 10 periods before the last cutoff: a horizon, not a season
+    df = pd.concat([data[data["unique_id"] != "S000"], short], ignore_index=True)
+    result = backtest(fast_model(), df, n_windows=1, baselines=("seasonal_naive",), progress=False)
+    assert "S000" not in set(result.forecasts["unique_id"])
+    reason = result.skipped.set_index("unique_id").loc["S000", "reason"]
+    assert "one season, for the seasonal-naive baseline" in reason
+    assert np.isfinite(result.forecasts[["seq2seq", "seasonal_naive"]].to_numpy()).all()
+
+
+def test_unused_categories_of_a_categorical_id_are_not_series(data):
+    df = data.assign(unique_id=pd.Categorical(data["unique_id"], categories=[*sorted(data["unique_id"].unique()), "gone"]))
+    forecast = fast_model().fit(df).predict()
+    assert set(forecast["unique_id"]) == set(data["unique_id"])
+
+
+def test_integer_time_indexes_are_refused_without_suggesting_a_nanosecond_conversion(data):
+    numbered = data.assign(ds=data.groupby("unique_id").cumcount() + 1)
+    with pytest.raises(TypeError, match="not timestamps") as error:
+        fast_model().fit(numbered)
+    assert "format='%Y'" in str(error.value) and "nanoseconds after 1970" in str(error.value)
+
+
+def test_a_study_csv_with_integer_years_is_refused_not_read_as_nanoseconds(tmp_path):
+    years = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 30), "ds": np.tile(np.arange(1990, 2020), 2), "y": np.arange(60.0)})
+    years.to_csv(tmp_path / "years.csv", index=False)
+    (tmp_path / "study.toml").write_text('[data]\npath = "years.csv"\nhorizon = 4\n[backtest]\nn_windows = 1\n')
+    with pytest.raises(TypeError, match="holds numbers"):
+        run_study(tmp_path / "study.toml", progress=False)
+
+
+def test_a_calendar_far_larger_than_the_data_is_refused_before_allocating():
+    first = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2000-01-01", periods=10, freq="min"), "y": np.arange(10.0)})
+    second = first.assign(unique_id="b", ds=pd.date_range("2020-01-01", periods=10, freq="min"))
+    with pytest.raises(ValueError, match="spans 10,519,210 periods of 'min'"):
+        fast_model(horizon=2, input_size=4).fit(pd.concat([first, second]))
+    with pytest.raises(ValueError, match="holds only 20 rows"):
+        backtest(fast_model(horizon=2, input_size=4), pd.concat([first, second]), n_windows=1, progress=False)
