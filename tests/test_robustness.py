@@ -273,15 +273,15 @@ def test_interrupt_before_any_checkpoint_leaves_the_model_unfitted(clean, monkey
     assert not hasattr(model, "network_")
 
 
-def test_interrupt_after_a_checkpoint_keeps_the_best_weights(clean, monkeypatch):
-    _interrupt_after(monkeypatch, 60)  # past the first evaluation at step 50
+def test_interrupt_after_a_checkpoint_raises_and_keeps_no_partial_model(clean, monkeypatch):
+    _interrupt_after(monkeypatch, 60)  # past the first evaluation at step 50: its weights are not kept either
     model = fast_model(max_steps=200)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model.fit(clean)
-    assert model.train_result_.interrupted and model.train_result_.best_step == 50
-    assert any("interrupted" in str(w.message) for w in caught)
-    assert np.isfinite(model.predict()["y_hat"]).all()
+        with pytest.raises(KeyboardInterrupt):
+            model.fit(clean)
+    assert not hasattr(model, "network_") and not hasattr(model, "train_results_")
+    assert not any("interrupted" in str(w.message) for w in caught)
 
 
 # ----------------------------------------------------------------------------- reproducibility

@@ -4,12 +4,21 @@ Each member is the same architecture trained from its own seed on the same windo
 Members are independent, so with ``n_jobs > 1`` they train in parallel worker
 processes (one torch thread each), which on small recurrent layers gives far more
 throughput than one process using several threads.
+
+An interrupt (Ctrl-C) or any error ends the whole fit: it propagates, and no member trained so
+far comes back. Worker processes are terminated as soon as the main process stops waiting for
+them, and a worker whose main process has died exits at its next training step.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+import os
+import signal
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -61,22 +70,43 @@ def _sampler(job: TrainingJob, series: np.ndarray, origins: np.ndarray):
     return sample
 
 
-def _fit_member(job: TrainingJob, seed: int, initial: dict | None = None) -> TrainResult:
-    """Train one member, from ``initial`` weights when given (a warm start); with a refit, retrain on every window."""
+ORPHANED_EXIT_CODE = 3  # the exit status of a worker that stopped because its parent had gone
+
+
+def exit_if_orphaned(
+    parent: int, step: int = 0, *, getppid: Callable[[], int] = os.getppid, exit: Callable[[int], object] = os._exit
+) -> None:
+    """In a worker process: exit at once when ``parent`` (the process that started it) is gone.
+
+    A process whose parent dies is re-parented (to init or a subreaper), so its parent pid
+    changes; one ``getppid`` system call per training step (microseconds against milliseconds)
+    keeps a killed fit from leaving workers training on as orphans for minutes. ``os._exit``
+    because nobody is left to report to: no result to send, no cleanup worth waiting for.
+    """
+    if getppid() != parent:
+        exit(ORPHANED_EXIT_CODE)
+
+
+def _fit_member(job: TrainingJob, seed: int, initial: dict | None = None, parent: int | None = None) -> TrainResult:
+    """Train one member, from ``initial`` weights when given (a warm start); with a refit, retrain on every window.
+
+    ``parent``: in a worker process, the pid of the main process; the worker exits when it has gone.
+    """
     previous = torch.get_num_threads()
     if job.num_threads:
         torch.set_num_threads(job.num_threads)
+    on_step = None if parent is None else functools.partial(exit_if_orphaned, parent)
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             network = _network(job, initial)
-            result = train(network, _sampler(job, job.series, job.origins), job.validation, job.train, seed)
-            if job.full_series is None or job.validation is None or result.interrupted:
+            result = train(network, _sampler(job, job.series, job.origins), job.validation, job.train, seed, on_step)
+            if job.full_series is None or job.validation is None:
                 return result
             torch.manual_seed(seed)
             network = _network(job, initial)
             again = replace(job.train, max_steps=max(result.best_step, 1), early_stopping=False)
-            refit = train(network, _sampler(job, job.full_series, job.full_origins), None, again, seed)
+            refit = train(network, _sampler(job, job.full_series, job.full_origins), None, again, seed, on_step)
             refit.val_loss = result.val_loss
             return refit
     finally:
@@ -91,17 +121,50 @@ def _network(job: TrainingJob, initial: dict | None) -> Seq2SeqNetwork:
 
 
 def fit_members(job: TrainingJob, seeds: list[int], n_jobs: int, initial: list[dict] | None = None) -> list[TrainResult]:
-    """Train one member per seed, each from its ``initial`` weights when given; in ``n_jobs`` processes when ``n_jobs > 1``."""
+    """Train one member per seed, each from its ``initial`` weights when given; in ``n_jobs`` processes when ``n_jobs > 1``.
+
+    Raises:
+        KeyboardInterrupt: the fit was interrupted; no member comes back, and the workers are gone.
+    """
     starts = list(initial) if initial is not None else [None] * len(seeds)
     workers = min(n_jobs, len(seeds))
     if workers <= 1:
-        results = []
-        for seed, start in zip(seeds, starts, strict=True):
-            results.append(_fit_member(job, seed, start))
-            if results[-1].interrupted:  # Ctrl-C ends the whole fit; keep the members trained so far
-                break
-        return results
+        return [_fit_member(job, seed, start) for seed, start in zip(seeds, starts, strict=True)]
     quiet = replace(job, train=replace(job.train, progress=False), num_threads=job.num_threads or 1)
     context = multiprocessing.get_context("spawn")  # fork after torch's thread pools start is unsafe
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(_fit_member, [quiet] * len(seeds), seeds, starts))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts)
+    try:
+        futures = [pool.submit(_fit_member, quiet, seed, start, os.getpid()) for seed, start in zip(seeds, starts, strict=True)]
+        for future in as_completed(futures):
+            future.result()  # the first member to fail (or an interrupt while waiting) stops the rest at once
+        results = [future.result() for future in futures]
+    except BaseException:
+        _terminate(pool)
+        raise
+    pool.shutdown()
+    return results
+
+
+def _ignore_interrupts() -> None:
+    """Worker initializer: Ctrl-C reaches the whole process group; the main process alone handles it (and ends the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate(pool: ProcessPoolExecutor, timeout: float = 5.0) -> None:
+    """Stop ``pool`` now: drop the queued members and end the running ones, instead of waiting for them to finish.
+
+    ``ProcessPoolExecutor`` has no public way to stop a running task (``shutdown`` only cancels
+    queued ones and otherwise waits), so this terminates its worker processes, which it keeps in
+    the private ``_processes`` map (pid to process); the executor's own thread then sees them gone,
+    fails what is left and cleans up.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:  # first, so that a second Ctrl-C arriving meanwhile leaves no worker training
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + timeout
+    for process in processes:
+        process.join(max(deadline - time.monotonic(), 0.0))
+        if process.is_alive():
+            process.kill()
+            process.join(1.0)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -41,7 +40,6 @@ class TrainResult:
     best_step: int
     train_loss: list[float] = field(default_factory=list)
     val_loss: list[tuple[int, float]] = field(default_factory=list)
-    interrupted: bool = False
 
 
 def to_tensors(batch: Batch, device: str) -> dict[str, torch.Tensor]:
@@ -112,12 +110,15 @@ def train(
     validation: Batch | None,
     config: TrainConfig,
     seed: int,
+    on_step: Callable[[int], None] | None = None,
 ) -> TrainResult:
     """Fit ``network`` with Adam, gradient clipping and (optionally) early stopping.
 
     Args:
         sample_batch: draws one training batch with the given generator.
         validation: held-out windows (the last horizon of each series) for early stopping.
+        on_step: called with the step number before every step (a worker process checks there
+            that its parent is still alive); whatever it raises ends the training.
 
     Returns:
         The best weights (lowest validation loss), or the last checkpoint when there is no
@@ -125,7 +126,8 @@ def train(
 
     Raises:
         TrainingDivergedError: the loss became NaN or infinite.
-        KeyboardInterrupt: interrupted before any weights were worth keeping.
+        KeyboardInterrupt: propagates as it came: an interrupt ends the fit, and no partly
+            trained weights come back.
     """
     rng = np.random.default_rng(seed)
     device = config.device
@@ -141,6 +143,8 @@ def train(
     bar = tqdm(range(1, config.max_steps + 1), disable=not config.progress, desc="training", leave=False)
     try:
         for step in bar:
+            if on_step is not None:
+                on_step(step)
             loss, _ = batch_loss(network, sample_batch(rng), quantiles, device)
             if not torch.isfinite(loss):
                 raise TrainingDivergedError(
@@ -171,11 +175,6 @@ def train(
                 stale += 1
                 if stale >= config.patience:
                     break
-    except KeyboardInterrupt:
-        if result.best_step == 0:
-            raise
-        warnings.warn(f"Training interrupted; keeping the best weights so far (step {result.best_step}).", stacklevel=2)
-        result.interrupted = True
     finally:
         bar.close()
     return result
