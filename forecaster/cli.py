@@ -11,6 +11,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 
+class UsageError(Exception):
+    """A command's arguments do not fit its inputs; reported like an argparse error (exit status 2)."""
+
+
 def _backtest(args: argparse.Namespace) -> int:
     from .evaluation.studies import run_study
 
@@ -29,12 +33,27 @@ def _read_frame(path: str):
     return frame
 
 
+def _pick_ids(requested: list[str] | None, known: list, max_series: int) -> list:
+    """The series to plot: ``--ids`` matched to the model's ids (as written, or as text), else the first few."""
+    if not requested:
+        return known[:max_series]
+    by_text = {str(uid): uid for uid in reversed(known)}
+    picked = [uid if uid in known else by_text.get(uid) for uid in requested]
+    unknown = [uid for uid, match in zip(requested, picked, strict=True) if match is None]
+    if unknown:
+        examples = ", ".join(repr(str(uid)) for uid in known[:5]) + (", ..." if len(known) > 5 else "")
+        raise UsageError(
+            f"--ids names series with no forecast: {', '.join(map(repr, unknown))}; the {len(known)} known series are {examples}"
+        )
+    return list(dict.fromkeys(picked))
+
+
 def _explain(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
     import pandas as pd
 
     from .estimator import Seq2SeqForecaster
-    from .plots import attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast
+    from .plots import attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast, series_file_name
 
     model = Seq2SeqForecaster.load(args.model_dir)
     df = _read_frame(args.data) if args.data else None
@@ -42,12 +61,12 @@ def _explain(args: argparse.Namespace) -> int:
     for frame in (df, future):
         if frame is not None and model.time_col in frame:
             frame[model.time_col] = pd.to_datetime(frame[model.time_col])
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     explanation = model.explain(df=df, future_df=future, include_padding=True)
     forecasts = model.predict(df=df, future_df=future)
-    ids = args.ids or list(pd.unique(forecasts[model.id_col]))[: args.max_series]
+    ids = _pick_ids(args.ids, list(pd.unique(forecasts[model.id_col])), args.max_series)
     history = df if df is not None else model.history_
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     for uid in ids:
         fig = plot_attention(
             explanation,
@@ -58,14 +77,16 @@ def _explain(args: argparse.Namespace) -> int:
             time_col=model.time_col,
             target_col=model.target_col,
         )
-        fig.savefig(out / f"attention_{uid}.png", dpi=110, bbox_inches="tight")
+        fig.savefig(series_file_name(out, "attention_", uid), dpi=110, bbox_inches="tight")
         plt.close(fig)
     fig = plot_attention_profile(explanation, model.season_length_, relative_to="target", id_col=model.id_col)
     fig.savefig(out / "attention_profile.png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
     fig = plot_forecast(
         forecasts, history, unique_ids=ids, id_col=model.id_col, time_col=model.time_col, target_col=model.target_col
     )
     fig.savefig(out / "forecasts.png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
     diagnostics = attention_diagnostics(explanation, model.season_length_, id_col=model.id_col)
     explanation.to_csv(out / "attention.csv", index=False)
     print(
@@ -92,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("--max-series", type=int, default=3)
     explain.set_defaults(func=_explain)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UsageError as error:
+        commands.choices[args.command].error(str(error))
 
 
 if __name__ == "__main__":

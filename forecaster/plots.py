@@ -6,16 +6,52 @@ of routing inside the network, not a causal attribution of the forecast.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.legend import Legend
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 
 CAUTION = "Attention shows where the model looked (routing), not why it forecast what it did."
+
+
+def literal(*texts: Text | Legend | None) -> None:
+    """Draw text made from data (series ids, model and column names) as written.
+
+    Matplotlib reads a string with two ``$`` as mathtext (``price_$1_to_$2`` fails to draw;
+    ``cost $5 to $9`` draws italics) and, under ``text.usetex``, hands it to TeX. Pass the
+    ``Text`` objects that ``set_title`` and friends return, or a ``Legend`` for its entries.
+    """
+    for text in texts:
+        items = text.get_texts() if isinstance(text, Legend) else [] if text is None else [text]
+        for item in items:
+            item.set_usetex(False)
+            item.set_parse_math(False)
+
+
+def series_file_name(folder: str | Path, prefix: str, unique_id, suffix: str = ".png") -> Path:
+    """A path in ``folder`` for a file about one series, safe whatever the id holds.
+
+    The name is ``prefix`` + a slug of the id (``[A-Za-z0-9._-]``, at most 40 characters)
+    + 10 hex digits of the SHA-256 of the full id, so ids that slug alike (``a/b``, ``a_b``)
+    get different files, and ``..``, ``/`` or a drive cannot lead outside ``folder``.
+    """
+    text = str(unique_id)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-")[:40] or "series"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    folder = Path(folder)
+    path = folder / f"{prefix}{slug}_{digest}{suffix}"
+    if path.resolve().parent != folder.resolve():
+        raise ValueError(f"The file name for series {unique_id!r} leads outside {folder}: {path.name!r}.")
+    return path
 
 
 def _point_and_band(forecasts: pd.DataFrame, model: str | None) -> tuple[str, str | None, str | None]:
@@ -89,9 +125,9 @@ def plot_forecast(
         past = series[series[time_col] < origin].tail(keep)
         after = series[(series[time_col] >= origin) & (series[time_col] <= fc[time_col].max())]
         _draw_forecast(ax, past, fc, after, point, lo, hi, time_col, target_col)
-        ax.set_title(str(uid), loc="left", fontsize=10)
+        literal(ax.set_title(str(uid), loc="left", fontsize=10))
         ax.grid(alpha=0.3)
-    axes[0, 0].legend(loc="upper left", fontsize=8, ncol=4)
+    literal(axes[0, 0].legend(loc="upper left", fontsize=8, ncol=4))
     fig.tight_layout()
     return fig
 
@@ -172,9 +208,9 @@ def plot_attention(
         point, lo, hi = _point_and_band(fc, None)
     _draw_forecast(top, past, fc, after, point, lo, hi, time_col, target_col)
     top.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
-    top.set_title(f"{unique_id}: where each horizon step looked", loc="left", fontsize=11)
+    literal(top.set_title(f"{unique_id}: where each horizon step looked", loc="left", fontsize=11))
     if top.get_legend_handles_labels()[0]:  # an explain frame alone draws no history or forecast
-        top.legend(loc="upper left", fontsize=8, ncol=4)
+        literal(top.legend(loc="upper left", fontsize=8, ncol=4))
     top.grid(alpha=0.3)
 
     x_edges = _edges(hist_times)

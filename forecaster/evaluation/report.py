@@ -5,7 +5,11 @@ from __future__ import annotations
 import base64
 import html
 import importlib.metadata
+import os
 import platform
+import re
+import secrets
+import shutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -13,7 +17,22 @@ import numpy as np
 import pandas as pd
 
 from ..partners.blend import PARTNERS
-from ..plots import CAUTION, attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast
+from ..plots import CAUTION, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
+
+# Every file a report may write (none is named after a series id); rewriting a report removes those of them
+# the new report does not write, and nothing else.
+REPORT_FILES = (
+    "report.md",
+    "report.html",
+    "metrics.csv",
+    "forecasts.csv",
+    "summary.csv",
+    "skipped.csv",
+    "mase_by_step.png",
+    "relative_mase.png",
+    "attention_profile.png",
+    *(f"{kind}_{label}.png" for kind in ("forecast", "attention") for label in ("best", "median", "worst")),
+)
 
 
 def _versions() -> dict[str, str]:
@@ -66,7 +85,7 @@ def _plot_mase_by_step(table: pd.DataFrame, folder: Path) -> str:
     ax.set_ylabel("mean scaled |error| (MASE)")
     ax.set_title("MASE by horizon step", loc="left")
     ax.grid(alpha=0.3)
-    ax.legend()
+    literal(ax.legend())
     return _save(fig, folder, "mase_by_step.png")
 
 
@@ -83,7 +102,7 @@ def _plot_relative(metrics: pd.DataFrame, models: list[str], folder: Path) -> st
     ax.set_xlabel("log2(MASE / AutoETS MASE) per series and fold (left of 0: better than AutoETS)")
     ax.set_ylabel("count")
     ax.set_title("Per-series MASE relative to AutoETS", loc="left")
-    ax.legend(fontsize=8)
+    literal(ax.legend(fontsize=8))
     return _save(fig, folder, "relative_mase.png")
 
 
@@ -96,20 +115,56 @@ def representative_series(metrics: pd.DataFrame, model: str = "seq2seq") -> dict
 
 
 def write_report(result, folder: Path, title: str | None = None) -> Path:
-    """Write the report of a :class:`BacktestResult` into ``folder``; returns the Markdown path."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write the report of a :class:`BacktestResult` into ``folder``; returns the Markdown path.
+
+    The report is written into a temporary folder beside ``folder`` and moved in only once every file
+    is complete, so a failed write leaves no trace: no folder when there was none, and a previous report
+    in ``folder`` as it was. A successful write replaces the previous report's files, removes those of
+    them it did not write again (:data:`REPORT_FILES`) and leaves any other file in ``folder`` alone.
+    """
+    folder = Path(folder)
+    target = folder.resolve()
+    if target.exists() and not target.is_dir():
+        raise NotADirectoryError(f"Cannot write a report into {folder}: it is a file.")
+    created = [p for p in (target.parent, *target.parent.parents) if not p.exists()]  # deepest first
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.parent / f".{target.name}.partial-{secrets.token_hex(4)}"
+    staging.mkdir()
+    try:
+        names = _write_files(result, staging, title)
+        if not target.exists():
+            staging.rename(target)  # a new report appears whole, in one step
+        else:
+            for name in names:
+                os.replace(staging / name, target / name)
+            for name in set(REPORT_FILES) - set(names):
+                (target / name).unlink(missing_ok=True)
+            staging.rmdir()
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for parent in created:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+        raise
+    return folder / "report.md"
+
+
+def _write_files(result, folder: Path, title: str | None) -> list[str]:
+    """Write every file of the report into ``folder``; returns their names."""
     models = result.models
     summary = result.summary()
-    result.metrics.to_csv(folder / "metrics.csv", index=False)
-    result.forecasts.to_csv(folder / "forecasts.csv", index=False)
+    tables = {"metrics.csv": result.metrics, "forecasts.csv": result.forecasts, "skipped.csv": result.skipped}
+    for name, table in tables.items():
+        table.to_csv(folder / name, index=False)
     summary.to_csv(folder / "summary.csv")
-    result.skipped.to_csv(folder / "skipped.csv", index=False)
-    images: list[tuple[str, str]] = []
+    images: list[tuple[str, object, str]] = []  # caption, series id (None if none), file name
     by_step = mase_by_step(result.forecasts, result.metrics, models)
-    images.append(("MASE by horizon step", _plot_mase_by_step(by_step, folder)))
+    images.append(("MASE by horizon step", None, _plot_mase_by_step(by_step, folder)))
     relative = _plot_relative(result.metrics, models, folder)
     if relative:
-        images.append(("Per-series MASE relative to AutoETS", relative))
+        images.append(("Per-series MASE relative to AutoETS", None, relative))
     picks = representative_series(result.metrics)
     last_cutoff = result.forecasts["cutoff"].max()
     last = result.forecasts[result.forecasts["cutoff"] == last_cutoff]
@@ -117,8 +172,8 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
     for label, uid in picks.items():
         if data is not None:
             fig = plot_forecast(result.forecasts[result.forecasts["unique_id"] == uid], data, unique_ids=[uid], model="seq2seq")
-            fig.axes[0].set_title(f"{uid} ({label} seq2seq MASE), last fold", loc="left", fontsize=10)
-            images.append((f"Forecast: {label} series ({uid})", _save(fig, folder, f"forecast_{label}.png")))
+            literal(fig.axes[0].set_title(f"{uid} ({label} seq2seq MASE), last fold", loc="left", fontsize=10))
+            images.append((f"Forecast: {label} series", uid, _save(fig, folder, f"forecast_{label}.png")))
     attention_md = ""
     if result.attention is not None:
         season = result.settings["season_length"]
@@ -126,9 +181,9 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
         for label, uid in picks.items():
             if uid in set(result.attention["unique_id"]) and uid in set(last["unique_id"]):
                 fig = plot_attention(result.attention, df=data, unique_id=uid, forecasts=last)
-                images.append((f"Attention: {label} series ({uid})", _save(fig, folder, f"attention_{label}.png")))
+                images.append((f"Attention: {label} series", uid, _save(fig, folder, f"attention_{label}.png")))
         fig = plot_attention_profile(result.attention, season, relative_to="target")
-        images.append(("Attention profile (lag from the target period)", _save(fig, folder, "attention_profile.png")))
+        images.append(("Attention profile (lag from the target period)", None, _save(fig, folder, "attention_profile.png")))
         attention_md = (
             f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
             f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
@@ -136,10 +191,18 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
             f"- share of attention on the last season ({season} periods) before the origin: "
             f"{diagnostics.last_season_share:.3f}\n\n" + _markdown_table(diagnostics.by_step) + f"\n\n> {CAUTION}\n"
         )
-    markdown = _markdown(result, summary, by_step, attention_md, images, title)
-    (folder / "report.md").write_text(markdown)
-    (folder / "report.html").write_text(_html(result, summary, by_step, attention_md, images, folder, title))
-    return folder / "report.md"
+    (folder / "report.md").write_text(_markdown(result, summary, by_step, attention_md, images, title), encoding="utf-8")
+    html_text = _html(result, summary, by_step, attention_md, images, folder, title)
+    (folder / "report.html").write_text(html_text, encoding="utf-8")
+    return [*tables, "summary.csv", *(name for _, _, name in images), "report.md", "report.html"]
+
+
+def _code_span(value) -> str:
+    """``value`` as a Markdown code span: shown as written (no emphasis, links or ``$`` math)."""
+    text = " ".join(str(value).splitlines())
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _settings_lines(result) -> list[str]:
@@ -191,7 +254,10 @@ def _markdown(result, summary, by_step, attention_md, images, title) -> str:
     ]
     if attention_md:
         parts += ["## Attention", "", attention_md, ""]
-    parts += ["## Plots", ""] + [f"### {caption}\n\n![{caption}]({name})\n" for caption, name in images]
+    parts += ["## Plots", ""]
+    for caption, uid, name in images:
+        heading = caption if uid is None else f"{caption} ({_code_span(uid)})"
+        parts.append(f"### {heading}\n\n![{caption}]({name})\n")
     return "\n".join(parts)
 
 
@@ -202,7 +268,7 @@ def _html(result, summary, by_step, attention_md, images, folder: Path, title) -
 
     settings = "".join(f"<li>{html.escape(line[2:])}</li>" for line in _settings_lines(result))
     attention = "".join(f"<p>{html.escape(line)}</p>" for line in attention_md.splitlines() if line and not line.startswith("|"))
-    figures = "".join(f"<h3>{html.escape(c)}</h3>{embed(n)}" for c, n in images)
+    figures = "".join(f"<h3>{html.escape(c if uid is None else f'{c} ({uid})')}</h3>{embed(n)}" for c, uid, n in images)
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title or "Backtest report")}</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;}} table{{border-collapse:collapse;font-size:13px}}
 td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}</style></head><body>
