@@ -1,3 +1,4 @@
+import hashlib
 import json
 
 import numpy as np
@@ -8,6 +9,20 @@ from conftest import fast_model, future_frame
 
 from forecaster import Seq2SeqForecaster
 from forecaster.model.persistence import ModelFileError
+
+
+def rewrite_config(folder, config: dict) -> None:
+    """Write ``config`` and record its checksum in the manifest, as a writer of such a file would have."""
+    (folder / "config.json").write_text(json.dumps(config))
+    resign(folder)
+
+
+def resign(folder) -> None:
+    """Record the current checksum of every file in the manifest (a deliberate edit, not corruption)."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for name in manifest["sha256"]:
+        manifest["sha256"][name] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
 def test_loaded_model_predicts_bit_identically(fitted, panel, tmp_path):
@@ -25,12 +40,25 @@ def test_missing_tampered_truncated_and_incompatible_files_are_refused(fitted, t
     fitted.save(folder)
     weights = (folder / "weights.pt").read_bytes()
     (folder / "weights.pt").write_bytes(weights[: len(weights) // 2])
-    with pytest.raises(ModelFileError, match="checksum"):
+    with pytest.raises(ModelFileError, match="`weights.pt`.*checksum"):
         Seq2SeqForecaster.load(folder)
     (folder / "weights.pt").write_bytes(weights)
-    config = json.loads((folder / "config.json").read_text())
-    (folder / "config.json").write_text(json.dumps({**config, "format_version": 99}))
+    text, signed = (folder / "config.json").read_text(), (folder / "manifest.json").read_text()
+    config = json.loads(text)
+    # An edit of the config (here one that would change every forecast) is refused like one of the weights.
+    (folder / "config.json").write_text(json.dumps({**config, "fitted": {**config["fitted"], "log_target": True}}))
+    with pytest.raises(ModelFileError, match="`config.json`.*checksum"):
+        Seq2SeqForecaster.load(folder)
+    rewrite_config(folder, {**config, "format_version": 99})
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "format_version": 99}))
     with pytest.raises(ModelFileError, match="format version 99"):
+        Seq2SeqForecaster.load(folder)
+    (folder / "config.json").write_text(text)
+    (folder / "manifest.json").write_text(signed)
+    Seq2SeqForecaster.load(folder)
+    (folder / "manifest.json").unlink()
+    with pytest.raises(ModelFileError, match="no `manifest.json`"):
         Seq2SeqForecaster.load(folder)
     (folder / "config.json").unlink()
     with pytest.raises(ModelFileError, match="config.json"):
@@ -49,12 +77,8 @@ def test_pickle_payload_in_weights_is_not_executed(fitted, tmp_path):
     fitted.save(folder)
     with open(folder / "weights.pt", "wb") as handle:
         torch.save({"weights": _Payload()}, handle)
-    # Even with a matching checksum (an attacker can rewrite config.json), the payload is refused.
-    config = json.loads((folder / "config.json").read_text())
-    import hashlib
-
-    config["sha256"]["weights.pt"] = hashlib.sha256((folder / "weights.pt").read_bytes()).hexdigest()
-    (folder / "config.json").write_text(json.dumps(config))
+    # Even with a matching checksum (an attacker can rewrite the manifest), the payload is refused.
+    resign(folder)
     with pytest.raises(ModelFileError):
         Seq2SeqForecaster.load(folder)
     assert not marker.exists()
@@ -75,7 +99,7 @@ def test_files_from_before_the_trend_line_load_with_it_off(panel, tmp_path):
     config_path = tmp_path / "model" / "config.json"
     config = json.loads(config_path.read_text())
     del config["params"]["trend_line"]
-    config_path.write_text(json.dumps(config))
+    rewrite_config(tmp_path / "model", config)
     loaded = Seq2SeqForecaster.load(tmp_path / "model")
     assert loaded.trend_line is False and loaded.seasonal_profile is True
     future = future_frame(df, 6)
@@ -94,11 +118,11 @@ def test_blended_model_round_trips_and_files_from_before_each_partner_load_witho
     config = json.loads(config_path.read_text())
     del config["params"]["holt_winters_weight"]
     config["params"]["theta_weight"] = 0.25  # as saved by the version that blended Theta alone
-    config_path.write_text(json.dumps(config))
+    rewrite_config(tmp_path / "model", config)
     theta_era = Seq2SeqForecaster.load(tmp_path / "model")
     assert theta_era._blend_weights() == {"theta_weight": 0.25, "holt_winters_weight": 0.0}
     del config["params"]["theta_weight"]
-    config_path.write_text(json.dumps(config))
+    rewrite_config(tmp_path / "model", config)
     old = Seq2SeqForecaster.load(tmp_path / "model")
     assert old.theta_weight == 0.0 and old.holt_winters_weight == 0.0
     network_only = fast_model(past_covariates=["traffic"], theta_weight=0.0, holt_winters_weight=0.0).fit(df)

@@ -13,10 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from ..data.features import FeatureSpec
+from ..data.features import FeatureSpec, index_from_typed, typed_index
 from ..data.roles import CovariateRoles
 from .network import NetworkConfig
 
@@ -67,7 +66,10 @@ class FittedState:
         return replace(self, history=history, training_end=training_end)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form, without the history tail (model files store it as arrays)."""
+        """JSON-friendly form, without the history tail (model files store it as arrays).
+
+        Series ids and categories are typed (``features.to_typed``): an id ``1`` and an id ``"1"`` stay two series.
+        """
         return {
             "freq": self.freq,
             "season_length": self.season_length,
@@ -79,8 +81,9 @@ class FittedState:
             "n_members": self.n_members,
             "tz": self.tz,
             "training_end": {
-                "ids": [_plain(i) for i in self.training_end.index],
+                "ids": typed_index(self.training_end.index),
                 "ds": [str(t) for t in self.training_end.to_numpy()],
+                "name": self.training_end.name,
             },
             "scaler": self.scaler,
             "log_target": self.log_target,
@@ -91,9 +94,13 @@ class FittedState:
 
     @classmethod
     def from_dict(cls, fitted: dict[str, Any], history: pd.DataFrame, id_col: str, legacy: dict[str, Any]) -> FittedState:
-        """Rebuild from :meth:`to_dict`. ``legacy`` gives fields that files written before they existed lack."""
+        """Rebuild from :meth:`to_dict`. ``legacy`` gives fields that files written before they existed lack.
+
+        Format-1 files list the ids of ``training_end`` as plain JSON values; later ones type them.
+        """
         roles = fitted["roles"]
         ends = fitted["training_end"]
+        ids = index_from_typed(ends["ids"], id_col) if isinstance(ends["ids"], dict) else pd.Index(ends["ids"], name=id_col)
         return cls(
             freq=fitted["freq"],
             season_length=int(fitted["season_length"]),
@@ -105,11 +112,7 @@ class FittedState:
             n_members=int(fitted.get("n_members", 1)),
             tz=fitted["tz"],
             history=history,
-            training_end=pd.Series(pd.to_datetime(ends["ds"]), index=pd.Index(ends["ids"], name=id_col)),
+            training_end=pd.Series(pd.to_datetime(ends["ds"]), index=ids, name=ends.get("name")),
             **{name: fitted.get(name, legacy[name]) for name in ("scaler", "log_target", "seasonal_profile", "trend_line")},
             warm_starts=int(fitted.get("warm_starts", 0)),
         )
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
