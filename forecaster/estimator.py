@@ -8,7 +8,6 @@ fitted state (``model.state``) and hands every forecast to the inference core
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,7 +27,7 @@ from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
 from .model.params import blend_weights, changed_since_fit, check_params, resolve_device, resolve_units, training_quantiles
 from .model.state import FittedState
-from .model.warm_start import architecture_changed, extend_features, incompatibility, widen_static_inputs
+from .model.warm_start import extend_features, warm_start_state, widen_static_inputs
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
 
@@ -101,6 +100,7 @@ class Seq2SeqForecaster(BaseEstimator):
         static_covariates: Sequence[str] = (),
         quantiles: Sequence[float] | None = (0.1, 0.5, 0.9),
         attention: str = "dot",
+        attention_values: str = "states",
         hidden_size: int = 64,
         num_layers: int = 1,
         cell: str = "gru",
@@ -185,7 +185,7 @@ class Seq2SeqForecaster(BaseEstimator):
         units = resolve_units(self.get_params(), offset)
         season = units["season_length"]
         quantiles = training_quantiles(self.quantiles)
-        previous = self._warm_start_state(roles, offset, quantiles, units)
+        previous = warm_start_state(self, roles, offset.freqstr, quantiles, units) if self.warm_start else None
         if previous is not None:
             features = extend_features(previous.features, frame, columns.id, roles)
         else:
@@ -234,19 +234,6 @@ class Seq2SeqForecaster(BaseEstimator):
         self.network_ = network
         self._fitted_params, self._cache = copy.deepcopy(self.get_params()), None
         return panel
-
-    def _warm_start_state(self, roles, offset, quantiles, units) -> FittedState | None:
-        """The fitted state to continue from with ``warm_start=True``; None for a fit from scratch."""
-        if not self.warm_start or not hasattr(self, "network_"):
-            return None
-        wanted = {"roles": roles, "freq": offset.freqstr, "quantiles": quantiles, "n_members": self.n_models}
-        reason = incompatibility(self.state_, {**wanted, "scaler": self.scaler, **units})
-        if reason is None and architecture_changed(self.network_.config, self.get_params()):
-            reason = "the network's size or architecture changed"
-        if reason is not None:
-            warnings.warn(f"warm_start=True but {reason}; fitting from scratch.", UserWarning, stacklevel=3)
-            return None
-        return self.state_
 
     # ------------------------------------------------------------------ predict
     def _check_unchanged(self) -> None:
@@ -325,8 +312,14 @@ class Seq2SeqForecaster(BaseEstimator):
         starts) get exactly zero weight and are omitted, or kept and flagged in a
         ``padded`` column with ``include_padding=True`` (their ``ds_history`` is the
         calendar period they would have had). The weights of each (series, step) sum
-        to one. They show where the model looked (routing), not what caused the forecast.
-        Called after ``predict`` on the same inputs, it reuses that forward pass.
+        to one. Called after ``predict`` on the same inputs, it reuses that forward pass.
+
+        With ``attention_values="observations"`` (the default) the forecast is accounted for:
+        ``contribution`` is each history point's share of the median (weight x observation, plus
+        its seasonal and trend adjustment and its linear-skip term), and ``step_baseline`` (step,
+        calendar, statics), ``step_covariates`` (future-known covariates against their mean) and
+        ``step_partners`` (the statistical partners) the parts of each step that no point owns:
+        per (series, step), the contributions plus these three add up to ``y_hat``.
         """
         panel, tz = self._panel_for(df, future_df)
         forecast = self._forecast_ends(panel)

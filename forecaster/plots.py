@@ -21,6 +21,10 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 
 CAUTION = "Attention shows where the model looked (routing), not why it forecast what it did."
+ACCOUNTED = (
+    "Weight x observation is each point's exact share of the forecast (bottom panel); "
+    "step effects and statistical partners are listed in its title."
+)
 
 
 def literal(*texts: Text | Legend | None) -> None:
@@ -194,10 +198,13 @@ def plot_attention(
         else np.zeros(len(hist_times), bool)
     )
     origin = ex[time_col].min()
+    accounted = "contribution" in ex
 
-    fig, (top, bottom) = plt.subplots(
-        2, 1, figsize=(10, 6.5), sharex=True, gridspec_kw={"height_ratios": [1.1, 1.4], "hspace": 0.08}
+    rows, ratios = (3, [1.1, 1.4, 0.9]) if accounted else (2, [1.1, 1.4])
+    fig, axes = plt.subplots(
+        rows, 1, figsize=(10, 6.5 + 2.2 * accounted), sharex=True, gridspec_kw={"height_ratios": ratios, "hspace": 0.1}
     )
+    top, bottom = axes[0], axes[1]
     past = after = fc = None
     point, lo, hi = "y_hat", None, None
     if history_df is not None:
@@ -224,7 +231,7 @@ def plot_attention(
     bottom.invert_yaxis()
     bottom.xaxis_date()
     bottom.set_xlim(x_edges[0], max(x_edges[-1], mdates.date2num(pd.Timestamp(ex[time_col].max()).to_pydatetime())))
-    colorbar = fig.colorbar(mesh, ax=[top, bottom], shrink=0.5, pad=0.01, location="right")
+    colorbar = fig.colorbar(mesh, ax=list(axes), shrink=0.5, pad=0.01, location="right")
     colorbar.set_label("attention weight")
     if padded.any():
         bottom.legend(
@@ -232,8 +239,41 @@ def plot_attention(
             loc="lower left",
             fontsize=8,
         )
-    fig.text(0.01, 0.005, CAUTION, fontsize=8, color="0.35")
+    if accounted:
+        _draw_sources(axes[2], ex, hist_times, x_edges, history_col)
+    fig.text(0.01, 0.005, ACCOUNTED if accounted else CAUTION, fontsize=8, color="0.35")
     return fig
+
+
+def forecast_sources(explanation: pd.DataFrame, time_col: str = "ds") -> tuple[pd.Series, dict[str, float]]:
+    """Where one series' forecast came from, per history point and per other part, averaged over the horizon steps.
+
+    Returns each history point's mean share of a step's forecast (indexed by its time) and the
+    mean of the step parts (``baseline``, ``covariates``, ``partners``) and of the forecast: the
+    shares summed plus the parts equal the mean forecast.
+    """
+    history_col = f"{time_col}_history"
+    steps = explanation["step"].nunique()
+    points = explanation.groupby(history_col)["contribution"].sum() / steps
+    per_step = explanation.groupby("step")[["step_baseline", "step_covariates", "step_partners", "y_hat"]].first().mean()
+    parts = {name: float(per_step[f"step_{name}"]) for name in ("baseline", "covariates", "partners")}
+    return points, {**parts, "forecast": float(per_step["y_hat"])}
+
+
+def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: np.ndarray, history_col: str) -> None:
+    points, parts = forecast_sources(ex, history_col[: -len("_history")])
+    shares = points.reindex(hist_times).fillna(0.0).to_numpy()
+    ax.bar(x_edges[:-1], shares, width=np.diff(x_edges), align="edge", color="tab:purple", alpha=0.8)
+    ax.axhline(0.0, color="0.4", lw=0.6)
+    ax.set_ylabel("share of forecast")
+    ax.set_title(
+        f"where the forecast came from (mean over steps): history points {shares.sum():.4g},\n"
+        f"step and statics {parts['baseline']:.4g}, covariates {parts['covariates']:.4g}, "
+        f"statistical partners {parts['partners']:.4g}; forecast {parts['forecast']:.4g}",
+        loc="left",
+        fontsize=8,
+    )
+    ax.grid(alpha=0.3)
 
 
 def attention_profile(explanation: pd.DataFrame, relative_to: str = "origin", id_col: str = "unique_id") -> pd.DataFrame:
@@ -294,6 +334,10 @@ class AttentionDiagnostics:
         normalised_entropy: entropy over its maximum (1 = uniform over the history).
         last_season_share: mean weight on the last ``season_length`` periods before the origin.
         by_step: the same per horizon step.
+        occlusion_ratio: how much more the forecast moves when the most attended history points
+            are replaced by the series' mean than when the least attended are (see
+            ``forecaster.evaluation.faithfulness``); well above 1 for a faithful map. NaN unless
+            ``attention_diagnostics`` was given the model and its data.
     """
 
     padded_mass: float
@@ -301,10 +345,23 @@ class AttentionDiagnostics:
     normalised_entropy: float
     last_season_share: float
     by_step: pd.DataFrame
+    occlusion_ratio: float = float("nan")
 
 
-def attention_diagnostics(explanation: pd.DataFrame, season_length: int, id_col: str = "unique_id") -> AttentionDiagnostics:
-    """Padding mass, entropy and last-season share of an ``explain`` frame (with or without padding rows)."""
+def attention_diagnostics(
+    explanation: pd.DataFrame,
+    season_length: int,
+    id_col: str = "unique_id",
+    model=None,
+    df: pd.DataFrame | None = None,
+    future_df: pd.DataFrame | None = None,
+    n_points: int = 3,
+) -> AttentionDiagnostics:
+    """Padding mass, entropy and last-season share of an ``explain`` frame (with or without padding rows).
+
+    Given the fitted ``model`` and the history ``df`` the frame explains (and ``future_df``), also
+    the occlusion ratio of ``n_points`` most against least attended points (three more forecasts).
+    """
     keys = [id_col, "step"]
     if "padded" in explanation:
         padded = explanation["padded"].to_numpy()
@@ -319,10 +376,16 @@ def attention_diagnostics(explanation: pd.DataFrame, season_length: int, id_col:
     per = terms.groupby(keys).agg(entropy=("plogp", "sum"), recent=("recent", "sum"), n=("weight", "size"))
     per["normalised"] = per["entropy"] / np.log(per["n"].clip(lower=2))
     by_step = per.groupby("step")[["entropy", "normalised", "recent"]].mean().rename(columns={"recent": "last_season_share"})
+    ratio = float("nan")
+    if model is not None and df is not None:
+        from .evaluation.faithfulness import occlusion
+
+        ratio = occlusion(model, df, future_df, n_points).ratio
     return AttentionDiagnostics(
         padded_mass=padded_mass,
         mean_entropy=float(per["entropy"].mean()),
         normalised_entropy=float(per["normalised"].mean()),
         last_season_share=float(per["recent"].mean()),
         by_step=by_step,
+        occlusion_ratio=ratio,
     )

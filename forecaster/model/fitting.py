@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data.decomposition import SEASONAL_CHANNELS, TREND_CHANNELS
 from ..data.features import FeatureSpec, static_width
 from ..data.panel import Panel
 from ..data.roles import CovariateRoles
@@ -19,6 +20,7 @@ def network_config(
     panel: Panel, roles: CovariateRoles, features: FeatureSpec, quantiles: tuple[float, ...], input_size: int, params: dict
 ) -> NetworkConfig:
     """The network's shapes (from the panel and encoders) and sizes (from the estimator's parameters)."""
+    decomposition = panel.decomposition
     return NetworkConfig(
         input_size=input_size,
         horizon=params["horizon"],
@@ -33,6 +35,10 @@ def network_config(
         cell=params["cell"],
         attention=params["attention"],
         skip=bool(params["linear_skip"]),
+        values=params["attention_values"],
+        seasonal_channels=SEASONAL_CHANNELS * bool(decomposition is not None and decomposition.seasonal),
+        trend_channels=TREND_CHANNELS * bool(decomposition is not None and decomposition.trend),
+        future_covariates=panel.future.shape[2],
     )
 
 

@@ -26,6 +26,7 @@ from ..data.roles import CovariateRoles
 from ..data.validation import Columns
 from ..data.windows import assemble
 from ..partners.blend import PARTNERS, blend_quantiles, partner_forecasts
+from .account import Account, network_account
 from .network import Ensemble
 from .state import FittedState
 from .training import to_tensors
@@ -42,6 +43,7 @@ class Forecast:
     origins: np.ndarray  # (B,) origin column of each window
     quantiles: np.ndarray  # (B, H, Q) in target units, partners blended in; Q as ``FittedState.quantiles``
     attention: np.ndarray  # (B, H, T) attention weights over the encoder window
+    account: Account | None = None  # the median in parts that add up to it (attention_values="observations")
 
 
 @contextlib.contextmanager
@@ -94,39 +96,72 @@ def target_values(panel: Panel, state: FittedState) -> np.ndarray:
     return np.expm1(panel.y) if state.log_target else panel.y
 
 
+def accountable(state: FittedState) -> bool:
+    """Whether forecasts of this model come with an account (see :mod:`forecaster.model.account`)."""
+    return state.network.values == "observations" and not state.log_target
+
+
 def run_network(
     network: Ensemble, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray, device: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """The network's quantiles in target units (B, H, Q) and its attention (B, H, T), in chunks of ``CHUNK`` windows."""
-    outputs, weights = [], []
-    horizon = state.network.horizon
+) -> tuple[np.ndarray, np.ndarray, Account | None]:
+    """The network's quantiles in target units (B, H, Q), its attention (B, H, T) and its account, in chunks."""
+    outputs, weights, accounts = [], [], []
+    horizon, with_parts = state.network.horizon, accountable(state)
     with torch.inference_mode():
         for start in range(0, len(series), CHUNK):
             part = slice(start, start + CHUNK)
             batch = assemble(panel, state.roles, series[part], origins[part], state.input_size, horizon, state.scaler, False)
-            scaled, attention = network(**to_tensors(batch, device))
+            scaled, attention, parts = network.run(with_parts=with_parts, **to_tensors(batch, device))
             values = scaled.double().cpu().numpy() * batch.scale[:, None, None] + batch.loc[:, None, None]
+            attention = attention.cpu().numpy()
+            if with_parts:
+                cols = origins[part][:, None] + np.arange(1 - state.input_size, 1)[None, :]
+                window = panel.y[series[part][:, None], np.maximum(cols, 0)]
+                accounts.append(network_account(parts, attention, window, batch.loc, batch.scale))
+                median = accounts[-1].total  # the forecast is the sum of its parts
+                values += (median - values[:, :, state.median_index])[..., None]
             outputs.append(np.expm1(values) if state.log_target else values)
-            weights.append(attention.cpu().numpy())
+            weights.append(attention)
     if not outputs:
-        return np.zeros((0, horizon, len(state.quantiles))), np.zeros((0, horizon, state.input_size), dtype=np.float32)
-    return np.concatenate(outputs), np.concatenate(weights)
+        return np.zeros((0, horizon, len(state.quantiles))), np.zeros((0, horizon, state.input_size), dtype=np.float32), None
+    account = None
+    if accounts:
+        account = Account(
+            *(np.concatenate([getattr(a, f) for a in accounts]) for f in ("points", "baseline", "covariates", "partners"))
+        )
+    return np.concatenate(outputs), np.concatenate(weights), account
 
 
 def blend_partners(
-    values: np.ndarray, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray, weights: dict[str, float]
-) -> np.ndarray:
-    """Network quantiles (B, H, Q) combined with the statistical partners' forecasts from the same origins."""
+    values: np.ndarray,
+    state: FittedState,
+    panel: Panel,
+    series: np.ndarray,
+    origins: np.ndarray,
+    weights: dict[str, float],
+    account: Account | None = None,
+) -> tuple[np.ndarray, Account | None]:
+    """Network quantiles (B, H, Q) combined with the statistical partners' forecasts from the same origins.
+
+    With the network's ``account``, also the account of the blended forecast, whose total is then the median.
+    """
     active = {name: weight for name, weight in weights.items() if weight > 0.0}
     if not active or len(series) == 0:
-        return values
+        return values, account
     fits = [PARTNERS[name].fit for name in active]
     history = history_kept(state.input_size, panel.decomposition)
     horizon = values.shape[1]
     partners = partner_forecasts(
         fits, target_values(panel, state), panel.first_col, origins, horizon, state.season_length, history, series=series
     )
-    return blend_quantiles(values, partners, list(active.values()), state.median_index)
+    blended = blend_quantiles(values, partners, list(active.values()), state.median_index)
+    if account is None:
+        return blended, None
+    shares = [w * np.isfinite(p) for p, w in zip(partners, active.values(), strict=True)]
+    weighted = sum(np.where(np.isfinite(p), w * p, 0.0) for p, w in zip(partners, active.values(), strict=True))
+    account = account.share(1.0 - sum(shares), weighted)
+    blended += (account.total - blended[:, :, state.median_index])[..., None]  # the median is the sum of its parts
+    return blended, account
 
 
 def forecast_windows(
@@ -147,11 +182,11 @@ def forecast_windows(
     series = np.asarray(series, dtype=np.int64)
     origins = np.broadcast_to(np.asarray(origins, dtype=np.int64), series.shape).copy()
     with torch_threads(num_threads):
-        values, attention = run_network(network, state, panel, series, origins, device)
+        values, attention, account = run_network(network, state, panel, series, origins, device)
     if not np.isfinite(values).all():
         raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
-    values = blend_partners(values, state, panel, series, origins, blend_weights)
-    return Forecast(series, origins, values, attention)
+    values, account = blend_partners(values, state, panel, series, origins, blend_weights, account)
+    return Forecast(series, origins, values, attention, account)
 
 
 def panel_digest(panel: Panel) -> str:

@@ -28,6 +28,15 @@ class NetworkConfig:
     cell: str = "gru"
     attention: str = "dot"
     skip: bool = False  # add a linear map from the scaled history to the horizon
+    # "states": attention averages value vectors of the encoder states and a head reads the context (the design
+    # before faithful attention). "observations": the median is the attention-weighted average of the attended
+    # observations themselves, each moved to the target by the long-run seasonal profile and trend line, plus an
+    # effect of the step, future-known covariates and statics that reads no history; weight x value is then
+    # exactly each history point's share of the forecast.
+    values: str = "states"
+    seasonal_channels: int = 0  # decomposition channels at the end of past_features / future_features
+    trend_channels: int = 0
+    future_covariates: int = 0  # future-known covariate channels at the start of future_features
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -64,6 +73,17 @@ class Seq2SeqNetwork(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.head = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, config.n_outputs))
         self.skip = nn.Linear(config.input_size, config.horizon) if config.skip else None
+        if config.values == "observations":
+            adjustments = config.seasonal_channels + config.trend_channels
+            # Gains of the seasonal (additive, multiplicative) and trend adjustments that move an observation to the target.
+            self.adjustment_gain = nn.Parameter(torch.ones(adjustments))
+            # Reads the step, future-known covariates, calendar and statics, never the history: the decoder's
+            # decomposition channels (functions of the history) are left out.
+            self.direct = nn.Sequential(
+                nn.Linear(d + config.future_features - adjustments + config.static_features, d), nn.GELU(), nn.Linear(d, 1)
+            )
+            nn.init.zeros_(self.direct[-1].weight)
+            nn.init.zeros_(self.direct[-1].bias)
         if self.skip is not None:
             nn.init.zeros_(self.skip.weight)
             nn.init.zeros_(self.skip.bias)
@@ -81,6 +101,20 @@ class Seq2SeqNetwork(nn.Module):
         static: torch.Tensor,  # (B, S)
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return quantiles of the scaled target (B, H, Q) and attention weights (B, H, T)."""
+        quantiles, weights, _ = self.run(past_target, past_observed, past_padded, past_covariates, future_known, static)
+        return quantiles, weights
+
+    def run(
+        self,
+        past_target: torch.Tensor,
+        past_observed: torch.Tensor,
+        past_padded: torch.Tensor,
+        past_covariates: torch.Tensor,
+        future_known: torch.Tensor,
+        static: torch.Tensor,
+        with_parts: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor] | None]:
+        """Quantiles, attention and, with ``with_parts`` (``values="observations"`` only), the median's parts."""
         batch, steps = past_target.shape
         past_target = past_target.masked_fill(past_padded, 0.0)
         horizon = self.config.horizon
@@ -105,13 +139,60 @@ class Seq2SeqNetwork(nn.Module):
         )
         queries = self.query(query_in)  # (B, H, d)
         scores = self.attention.scores(queries, keys) + self.distance_bias[self.distance][None]
-        weights = masked_softmax(scores, past_padded)  # (B, H, T)
+        observations = self.config.values == "observations"
+        hidden = past_padded | (past_observed == 0) if observations else past_padded
+        weights = masked_softmax(scores, hidden)  # (B, H, T)
         context = torch.matmul(weights, values)  # (B, H, d)
         raw = self.head(self.dropout(torch.cat([context, queries], dim=-1)))  # (B, H, Q)
-        level = raw[..., :1]
+        parts = None
+        if observations:
+            parts = self.median_parts(weights, past_target, past_covariates, future_known, static, with_parts)
+            level = (parts["observations"] + parts["adjustments"]).sum(-1, keepdim=True) + parts["direct"][..., None]
+        else:
+            level = raw[..., :1]
         if self.skip is not None:
             level = level + self.skip(past_target)[..., None]
-        return _monotone(level, raw[..., 1:], self.config.median_index), weights
+            if parts is not None and with_parts:
+                parts["skip"] = self.skip.weight[None] * past_target[:, None, :]
+                parts["baseline"] = parts["baseline"] + self.skip.bias[None]
+        return _monotone(level, raw[..., 1:], self.config.median_index), weights, parts
+
+    def median_parts(
+        self,
+        weights: torch.Tensor,
+        past_target: torch.Tensor,
+        past_covariates: torch.Tensor,
+        future_known: torch.Tensor,
+        static: torch.Tensor,
+        split_direct: bool = False,
+    ) -> dict[str, torch.Tensor]:
+        """The median of ``values="observations"`` in parts that add up to it (scaled units).
+
+        ``observations`` (B, H, T): weight x attended observation; ``adjustments`` (B, H, T): weight x
+        the seasonal and trend adjustment that moves that observation to the target; ``direct``
+        (B, H): the effect of the step, calendar, future-known covariates and statics, which reads no
+        history. With ``split_direct``, ``direct`` is also split exactly into ``baseline`` (the same
+        with the future-known covariates at their training mean) and ``covariates`` (the rest).
+        """
+        batch, horizon = weights.shape[0], self.config.horizon
+        observations = weights * past_target[:, None, :]
+        k = self.config.seasonal_channels + self.config.trend_channels
+        if k:
+            delta = future_known[:, :, None, -k:] - past_covariates[:, None, :, -k:]  # (B, H, T, k)
+            adjustments = weights * (delta * self.adjustment_gain).sum(-1)
+        else:
+            adjustments = torch.zeros_like(observations)
+        steps = self.step_embedding.weight[None].expand(batch, horizon, -1)
+        known = future_known[..., : future_known.shape[-1] - k]
+        statics = static[:, None, :].expand(batch, horizon, static.shape[1])
+        direct = self.direct(torch.cat([steps, known, statics], dim=-1))[..., 0]
+        parts = {"observations": observations, "adjustments": adjustments, "direct": direct}
+        if split_direct:
+            at_mean = known.clone()
+            at_mean[..., : self.config.future_covariates] = 0.0  # standardised covariates at their training mean
+            baseline = self.direct(torch.cat([steps, at_mean, statics], dim=-1))[..., 0]
+            parts.update(baseline=baseline, covariates=direct - baseline, skip=torch.zeros_like(observations))
+        return parts
 
 
 class BidirectionalEncoder(nn.Module):
@@ -161,10 +242,13 @@ def _monotone(level: torch.Tensor, spreads: torch.Tensor, below: int) -> torch.T
 
 
 class Ensemble(nn.Module):
-    """Several members of one architecture; forecasts are the member median, attention the member mean.
+    """Several members of one architecture; attention is the member mean.
 
-    The median of monotone quantile vectors is monotone, and the mean of attention
-    rows still sums to one with zero weight on padding.
+    Forecasts are the member median (``values="states"``; the median of monotone quantile
+    vectors is monotone) or, with ``values="observations"``, the member mean, so that the
+    members' parts average into parts of the forecast and each point's share stays weight x
+    value with the mean weight shown. The mean of attention rows still sums to one with zero
+    weight on padding.
     """
 
     def __init__(self, config: NetworkConfig, n_models: int):
@@ -173,7 +257,15 @@ class Ensemble(nn.Module):
         self.members = nn.ModuleList(Seq2SeqNetwork(config) for _ in range(n_models))
 
     def forward(self, **inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        outputs, weights = zip(*(member(**inputs) for member in self.members), strict=True)
+        quantiles, weights, _ = self.run(**inputs)
+        return quantiles, weights
+
+    def run(self, with_parts: bool = False, **inputs: torch.Tensor):
+        """Quantiles, attention and (``values="observations"``, ``with_parts``) the median's parts, over members."""
+        outputs, weights, parts = zip(*(member.run(**inputs, with_parts=with_parts) for member in self.members), strict=True)
         if len(outputs) == 1:
-            return outputs[0], weights[0]
-        return torch.quantile(torch.stack(outputs), 0.5, dim=0), torch.stack(weights).mean(dim=0)
+            return outputs[0], weights[0], parts[0]
+        if self.config.values != "observations":
+            return torch.quantile(torch.stack(outputs), 0.5, dim=0), torch.stack(weights).mean(dim=0), None
+        mean_parts = {name: torch.stack([p[name] for p in parts]).mean(dim=0) for name in parts[0]} if parts[0] else None
+        return torch.stack(outputs).mean(dim=0), torch.stack(weights).mean(dim=0), mean_parts

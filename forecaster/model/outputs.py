@@ -77,6 +77,12 @@ def attention_frame(
             "weight": weights[keep].astype(np.float64),
         }
     )
+    account = forecast.account
+    if account is not None:  # each history point's share, and the parts of each step that no point owns
+        out["contribution"] = account.points[keep]
+        for name in ("baseline", "covariates", "partners"):
+            out[f"step_{name}"] = getattr(account, name)[w_idx[keep], h_idx[keep]]
+        out["y_hat"] = account.total[w_idx[keep], h_idx[keep]]
     if include_padding:
         out["padded"] = ~real.ravel()
     return out

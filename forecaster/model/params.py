@@ -73,6 +73,7 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "static_covariates": (_names, "a column name or a list of them"),
     "quantiles": (_optional(lambda v: not isinstance(v, (str, bytes))), "a list of levels in (0, 1) or None"),
     "attention": (_one_of(*ATTENTIONS), f"one of {tuple(ATTENTIONS)}"),
+    "attention_values": (_one_of("states", "observations"), "one of ('states', 'observations')"),
     "hidden_size": (_positive_int, "a positive integer"),
     "num_layers": (_positive_int, "a positive integer"),
     "cell": (_one_of("gru", "lstm"), "one of ('gru', 'lstm')"),

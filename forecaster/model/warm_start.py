@@ -11,6 +11,7 @@ would change the meaning of the weights, so the model is fitted from scratch ins
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -57,6 +58,7 @@ def architecture_changed(config: NetworkConfig, params: dict) -> bool:
         cell=params["cell"],
         attention=params["attention"],
         skip=bool(params["linear_skip"]),
+        values=params["attention_values"],
     )
     return wanted != config
 
@@ -100,3 +102,18 @@ def widen_static_inputs(
         grown[:, keep + mapping] = weight[:, keep:]
         widened[key] = grown
     return widened
+
+
+def warm_start_state(model, roles: CovariateRoles, freq: str, quantiles: tuple[float, ...], units: dict) -> FittedState | None:
+    """The fitted state a ``warm_start=True`` fit of ``model`` continues from; None (with a warning) for a fit from scratch."""
+    if not hasattr(model, "network_"):
+        return None
+    params = model.get_params()
+    wanted = {"roles": roles, "freq": freq, "quantiles": quantiles, "n_members": params["n_models"], "scaler": params["scaler"]}
+    reason = incompatibility(model.state_, {**wanted, **units})
+    if reason is None and architecture_changed(model.network_.config, params):
+        reason = "the network's size or architecture changed"
+    if reason is not None:
+        warnings.warn(f"warm_start=True but {reason}; fitting from scratch.", UserWarning, stacklevel=4)
+        return None
+    return model.state_

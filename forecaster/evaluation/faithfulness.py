@@ -1,0 +1,74 @@
+"""Is the attention map faithful? An occlusion check: do the points it attends to move the forecast most?
+
+For each series, the ``n`` history points with the most attention (weight summed over the
+horizon steps) are replaced by the series' mean and the series is forecast again; the same is
+done for the ``n`` observed points with the least attention. Each series' mean absolute change
+of the forecast is divided by the mean absolute value of its history, so that every series
+counts alike whatever its units; the ratio of the two means over series is the *occlusion
+ratio*: well above 1 when the map points at what drives the forecast, below 1 when it points
+away from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Occlusion:
+    """Mean relative change of the forecast when the most / least attended points are replaced.
+
+    Each series' mean absolute change is relative to the mean absolute value of its history.
+    """
+
+    most_attended: float
+    least_attended: float
+    n_series: int
+    n_points: int
+
+    @property
+    def ratio(self) -> float:
+        """``most_attended / least_attended``; inf when occluding the least attended points changes nothing."""
+        if self.least_attended == 0.0:
+            return float("inf") if self.most_attended > 0.0 else float("nan")
+        return self.most_attended / self.least_attended
+
+
+def _occluded(df: pd.DataFrame, points: pd.DataFrame, id_col: str, time_col: str, target_col: str) -> pd.DataFrame:
+    """``df`` with the target at ``points`` (id, time) replaced by each series' mean."""
+    means = df.groupby(id_col, sort=False, observed=True)[target_col].mean()
+    keys = pd.MultiIndex.from_frame(df[[id_col, time_col]])
+    hit = keys.isin(pd.MultiIndex.from_frame(points[[id_col, time_col]]))
+    out = df.copy()
+    out.loc[hit, target_col] = df.loc[hit, id_col].map(means).to_numpy()
+    return out
+
+
+def occlusion(model, df: pd.DataFrame, future_df: pd.DataFrame | None = None, n_points: int = 3) -> Occlusion:
+    """The occlusion check of a fitted model's attention on the history ``df`` (forecasts from each series' end).
+
+    Only observed history points inside the encoder window compete; three forecasts are made
+    (as is, most attended occluded, least attended occluded), each for all series at once.
+    """
+    id_col, time_col, target_col = model.id_col, model.time_col, model.target_col
+    history_col = f"{time_col}_history"
+    base = model.predict(df=df, future_df=future_df)
+    attention = model.explain(df=df, future_df=future_df)
+    totals = attention.groupby([id_col, history_col], sort=False, observed=True)["weight"].sum().reset_index()
+    totals = totals.rename(columns={history_col: time_col})
+    observed = df.loc[df[target_col].notna(), [id_col, time_col]]
+    totals = totals.merge(observed, on=[id_col, time_col], how="inner")
+    totals = totals[totals.groupby(id_col, observed=True)[time_col].transform("size") >= 2 * n_points]
+    ranked = totals.sort_values([id_col, "weight"], ascending=[True, False], kind="stable")
+    most = ranked.groupby(id_col, sort=False, observed=True).head(n_points)
+    least = ranked.groupby(id_col, sort=False, observed=True).tail(n_points)
+    series = most[id_col].unique()
+    size = df[target_col].abs().groupby(df[id_col].to_numpy()).mean().reindex(series)
+    changes = []
+    for points in (most, least):
+        moved = model.predict(df=_occluded(df, points, id_col, time_col, target_col), future_df=future_df)
+        delta = (moved["y_hat"] - base["y_hat"]).abs().groupby(base[id_col].to_numpy()).mean().reindex(series)
+        changes.append(float((delta / size.where(size > 0)).mean()))
+    return Occlusion(changes[0], changes[1], int(len(series)), n_points)
