@@ -87,9 +87,12 @@ def _explain(args: argparse.Namespace) -> int:
     )
     fig.savefig(out / "forecasts.png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    diagnostics = attention_diagnostics(explanation, model.season_length_, id_col=model.id_col)
+    diagnostics = attention_diagnostics(
+        explanation, model.season_length_, id_col=model.id_col, model=model, df=history, future_df=future
+    )
     explanation.to_csv(out / "attention.csv", index=False)
     print(
+        f"occlusion ratio {diagnostics.occlusion_ratio:.2f} (above 1: the maps point at what drives the forecast), "
         f"padded mass {diagnostics.padded_mass:.3g}, entropy {diagnostics.normalised_entropy:.2f} of uniform, "
         f"last-season share {diagnostics.last_season_share:.2f}; plots in {out}"
     )

@@ -54,8 +54,15 @@ class Seq2SeqForecaster(BaseEstimator):
         static_covariates: columns constant per series (numeric or categorical).
         quantiles: levels to forecast; None gives point forecasts (MAE loss).
         attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
+        attention_values: ``"observations"`` (the default): the median forecast is the attention-weighted
+            average of the attended observations, each moved to the target by the long-run seasonal profile
+            and trend line, plus a history-free effect of step, calendar, statics and future-known covariates,
+            so each point's weight x value is its exact share of the forecast (``explain`` returns the
+            account). ``"states"``: attention averages encoder states and a head reads them (the design
+            before 0.2; its maps can point away from what drives the forecast).
         hidden_size, num_layers, cell, dropout: network size (``cell`` is ``"gru"`` or ``"lstm"``).
-        linear_skip: a linear map from the scaled history to every step, which extrapolates trends.
+        linear_skip: add a linear map from the scaled history to every step (off by default: the trend
+            line moves observations to the target instead; its exact per-point terms join the account).
         scaler: per-window target scaling, ``"standard"``, ``"robust"`` or ``"meanabs"``.
         loss_scale: ``"seasonal_naive"`` (errors over each series' MASE scale up to the origin, so
             training weighs series as MASE does) or ``"window"`` (window-scaled units).
@@ -100,12 +107,12 @@ class Seq2SeqForecaster(BaseEstimator):
         static_covariates: Sequence[str] = (),
         quantiles: Sequence[float] | None = (0.1, 0.5, 0.9),
         attention: str = "dot",
-        attention_values: str = "states",
+        attention_values: str = "observations",
         hidden_size: int = 64,
         num_layers: int = 1,
         cell: str = "gru",
         dropout: float = 0.1,
-        linear_skip: bool = True,
+        linear_skip: bool = False,
         scaler: str = "standard",
         loss_scale: str = "seasonal_naive",
         log_target: bool = False,

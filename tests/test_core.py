@@ -22,20 +22,19 @@ SEASON = 12
 class SeasonalNaiveNetwork(Seq2SeqForecaster):
     """An oracle: a fitted model whose network forecasts exactly the last season again.
 
-    Every weight is zero except the linear skip, which copies the value one season before
-    each target from the scaled history; scaling is undone exactly, so the median forecast
-    is the seasonal-naive forecast from whatever origin the backtest passes.
+    Every weight is zero except the learned bias of the distance "one season before the
+    target", which is so large that each step attends to that one observation alone; the
+    median is the attended observation itself, so the forecast is the seasonal-naive
+    forecast from whatever origin the backtest passes.
     """
 
     def _fit_frame(self, frame, tz):
         panel = super()._fit_frame(frame, tz)
-        config = self.network_.config
         with torch.no_grad():
             for member in self.network_.members:
                 for parameter in member.parameters():
                     parameter.zero_()
-                for step in range(config.horizon):
-                    member.skip.weight[step, config.input_size - SEASON + step % SEASON] = 1.0
+                member.distance_bias[SEASON - 1] = 60.0  # distance from the target period, less one
         self._cache = None
         return panel
 

@@ -89,4 +89,4 @@ def test_dot_product_scores_match_reference():
     memory, queries = torch.randn(3, 5, 4), torch.randn(3, 2, 4)
     keys = attention.project_keys(memory)
     reference = np.einsum("bhd,btd->bht", queries.numpy(), keys.detach().numpy()) / 2.0
-    np.testing.assert_allclose(attention.scores(queries, keys).detach().numpy(), reference, rtol=1e-5)
+    np.testing.assert_allclose(attention.scores(queries, keys).detach().numpy(), reference, rtol=1e-5, atol=1e-6)

@@ -14,6 +14,7 @@ from matplotlib.collections import PolyCollection, QuadMesh
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
 from forecaster.plots import (
+    ACCOUNTED,
     CAUTION,
     attention_diagnostics,
     attention_profile,
@@ -240,8 +241,8 @@ def _assert_attention_panel(fig, explanation, uid, history, forecast):
     fc = forecast[forecast["unique_id"] == uid]
     _assert_line(_line(top, "forecast"), fc["ds"], fc["y_hat"])
     _assert_band(_band(top), fc["ds"], fc["y_hat_q10"], fc["y_hat_q90"])
-    assert fig.axes[2].get_ylabel() == "attention weight"  # the colour bar
-    assert any(text.get_text() == CAUTION for text in fig.texts)
+    assert fig.axes[-1].get_ylabel() == "attention weight"  # the colour bar
+    assert any(text.get_text() in (CAUTION, ACCOUNTED) for text in fig.texts)
     return padded
 
 

@@ -28,6 +28,7 @@ from ..model.inference import Forecast, model_panel, state_units, target_values
 from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
 from .baselines import BASELINES, run_baselines
+from .faithfulness import occlusion
 from .metrics import score_forecasts
 from .result import BacktestResult
 from .splits import Fold, rolling_origins
@@ -224,6 +225,7 @@ def backtest(
         "cutoffs": [_describe_cutoffs(f.cutoffs) for f in folds],
         "model_params": model.get_params(),
         "blend_weights": fitted._blend_weights(),
+        "occlusion": _occlusion_at_last_fold(fitted, train, future, columns),
         "seconds": time.perf_counter() - started,
     }
     return BacktestResult(
@@ -236,6 +238,21 @@ def backtest(
         data=frame,
         last_model=fitted,
     )
+
+
+# Series in the sample of the last fold on which a backtest checks that attention is faithful.
+OCCLUSION_SAMPLE = 50
+
+
+def _occlusion_at_last_fold(fitted: Seq2SeqForecaster, train: pd.DataFrame, future, columns: Columns) -> dict:
+    """The occlusion check (``evaluation.faithfulness``) on a fixed sample of the last fold's series."""
+    ids = pd.unique(train[columns.id])
+    rng = np.random.default_rng(0)
+    sample = ids if len(ids) <= OCCLUSION_SAMPLE else rng.choice(ids, OCCLUSION_SAMPLE, replace=False)
+    history = train[train[columns.id].isin(sample)]
+    future = None if future is None else future[future[columns.id].isin(sample)]
+    result = occlusion(fitted, history, future)
+    return {"ratio": result.ratio, "most": result.most_attended, "least": result.least_attended, "n_series": result.n_series}
 
 
 def _check_arguments(n_windows, step_size, refit, baselines) -> int:

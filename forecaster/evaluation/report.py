@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..partners.blend import PARTNERS
-from ..plots import CAUTION, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
+from ..plots import ACCOUNTED, CAUTION, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
 
 # Every file a report may write (none is named after a series id); rewriting a report removes those of them
 # the new report does not write, and nothing else.
@@ -184,12 +184,23 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
                 images.append((f"Attention: {label} series", uid, _save(fig, folder, f"attention_{label}.png")))
         fig = plot_attention_profile(result.attention, season, relative_to="target")
         images.append(("Attention profile (lag from the target period)", None, _save(fig, folder, "attention_profile.png")))
+        check = result.settings.get("occlusion")
+        faithful = (
+            f"- occlusion ratio: {check['ratio']:.2f} (the last fold, {check['n_series']} series): replacing each series' "
+            "3 most attended history points by its mean moves the forecast that many times as much as replacing the 3 "
+            "least attended. Above 1, the map points at what drives the forecast; below 1, away from it.\n"
+            if check
+            else ""
+        )
+        accounted = "contribution" in result.attention
         attention_md = (
-            f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
+            faithful + f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
             f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
             f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
             f"- share of attention on the last season ({season} periods) before the origin: "
-            f"{diagnostics.last_season_share:.3f}\n\n" + _markdown_table(diagnostics.by_step) + f"\n\n> {CAUTION}\n"
+            f"{diagnostics.last_season_share:.3f}\n\n"
+            + _markdown_table(diagnostics.by_step)
+            + f"\n\n> {ACCOUNTED if accounted else CAUTION}\n"
         )
     (folder / "report.md").write_text(_markdown(result, summary, by_step, attention_md, images, title), encoding="utf-8")
     html_text = _html(result, summary, by_step, attention_md, images, folder, title)

@@ -24,7 +24,7 @@ from .network import NetworkConfig
 from .state import FittedState
 
 # Layers whose input ends with the static covariates' block (see ``Seq2SeqNetwork``).
-STATIC_INPUT_LAYERS = ("input_proj.weight", "query.0.weight")
+STATIC_INPUT_LAYERS = ("input_proj.weight", "query.0.weight", "direct.0.weight")
 
 
 def incompatibility(state: FittedState, wanted: dict) -> str | None:

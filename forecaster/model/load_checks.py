@@ -1,0 +1,133 @@
+"""Checks of a parsed model file across its keys, before anything is allocated from it.
+
+The parameters must be ones ``check_params`` accepts, the sizes must stay within the bounds, and the parts
+of the fitted state must agree with each other and with the parameters that ``predict`` reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._version import __version__
+from ..data.features import static_width
+from ..data.frequency import calendar_features, normalise_freq
+from ..data.roles import CovariateRoles
+from .file_layout import CONFIG, HISTORY, MAX_WINDOW_CELLS, Invalid
+from .params import CONSTRAINTS, check_params
+from .state import FittedState
+
+# Parameters that files written before they existed lack, with the value those models were fitted with.
+PARAM_DEFAULTS = {
+    "seasonal_profile": False,
+    "trend_line": False,
+    "theta_weight": 0.0,
+    "holt_winters_weight": 0.0,
+    "attention_values": "states",
+}
+
+
+def estimator_from_params(cls, params: dict[str, Any]):
+    """The estimator with the file's parameters, refused unless ``check_params`` accepts them."""
+    unknown = [name for name in params if name not in CONSTRAINTS]
+    if unknown:
+        raise Invalid(f"`params.{unknown[0]}` in {CONFIG} is not a parameter of this forecaster ({__version__}).")
+    if "horizon" not in params:
+        raise Invalid(f"`params.horizon` is missing from {CONFIG}.")
+    model = cls(**{**PARAM_DEFAULTS, **params})
+    values = model.get_params()
+    try:
+        # A model fitted on a GPU loads on a machine without one (it runs on the CPU), so availability is not checked.
+        check_params({**values, "device": "cpu" if values["device"] == "cuda" else values["device"]})
+        model._roles()
+    except (TypeError, ValueError) as error:
+        raise Invalid(f"`params` in {CONFIG}: {error}") from None
+    return model
+
+
+def check_bounds(fitted: dict[str, Any]) -> None:
+    """Bounds across keys, before anything is allocated."""
+    network = fitted["network"]
+    members = fitted.get("n_members", 1)
+    cells = network["input_size"] * network["horizon"] * members
+    if cells > MAX_WINDOW_CELLS:
+        raise Invalid(
+            f"`fitted.network.input_size` x `fitted.network.horizon` x `fitted.n_members` in {CONFIG} is {cells}; "
+            f"at most {MAX_WINDOW_CELLS} is allowed."
+        )
+    ends = fitted["training_end"]
+    if len(ends["ds"]) != len(ends["ids"] if isinstance(ends["ids"], list) else ends["ids"]["values"]):
+        raise Invalid(f"`fitted.training_end.ids` and `fitted.training_end.ds` in {CONFIG} differ in length.")
+    try:
+        pd.to_datetime(ends["ds"])
+    except (ValueError, TypeError) as error:
+        raise Invalid(f"`fitted.training_end.ds` in {CONFIG} holds a value that is not a timestamp ({error}).") from None
+
+
+def check_agreement(state: FittedState, params: dict[str, Any]) -> None:
+    """The parts of the fitted state agree with each other and with the parameters ``predict`` reads."""
+    net, levels = state.network, state.quantiles
+    if list(levels) != sorted(set(levels)) or 0.5 not in levels:
+        raise Invalid(f"`fitted.quantiles` in {CONFIG} must be distinct increasing levels including 0.5; got {list(levels)}.")
+    agree = [
+        ("fitted.network.n_outputs", net.n_outputs, "the number of `fitted.quantiles`", len(levels)),
+        ("fitted.network.median_index", net.median_index, "the position of 0.5 in `fitted.quantiles`", levels.index(0.5)),
+        ("fitted.network.input_size", net.input_size, "`fitted.input_size`", state.input_size),
+        ("params.horizon", params["horizon"], "`fitted.network.horizon`", net.horizon),
+    ]
+    for key, value, what, expected in agree:
+        if value != expected:
+            raise Invalid(f"`{key}` in {CONFIG} is {value!r}, but {what} is {expected!r}.")
+    if params["quantiles"] is not None and not {float(q) for q in params["quantiles"]} <= set(levels):
+        raise Invalid(f"`params.quantiles` in {CONFIG} lists levels the network does not output ({list(levels)}).")
+    roles = state.roles
+    try:
+        CovariateRoles.from_arguments(
+            roles.future, roles.past, roles.static, (params["id_col"], params["time_col"], params["target_col"])
+        )
+    except (TypeError, ValueError) as error:
+        raise Invalid(f"`fitted.roles` in {CONFIG}: {error}") from None
+    spec = state.features
+    numeric = set(roles.past) | set(roles.future) | {s for s in roles.static if s in spec.numeric}
+    categorical = {s for s in roles.static if s not in spec.numeric}
+    if set(spec.numeric) != numeric or set(spec.categories) != categorical:
+        raise Invalid(f"`fitted.features` in {CONFIG} does not encode exactly the covariates of `fitted.roles`.")
+    for name, values in spec.categories.items():
+        labels = np.empty(len(values), dtype=object)
+        labels[:] = values
+        if not pd.Index(labels).is_unique:
+            raise Invalid(f"`fitted.features.categories.{name}` in {CONFIG} lists a category twice.")
+    try:
+        offset = normalise_freq(state.freq)
+        calendar = calendar_features(pd.date_range("2001-01-01", periods=1, freq=offset), offset).shape[1]
+    except Exception as error:  # noqa: BLE001 - pandas raises several types for unusable offsets
+        raise Invalid(f"`fitted.freq` in {CONFIG}: {error}") from None
+    decomposition = 2 * (state.seasonal_profile and state.season_length >= 2) + int(state.trend_line)
+    widths = [
+        ("static_features", net.static_features, static_width(roles.static, spec)),
+        ("past_features", net.past_features, len(roles.past) + calendar + decomposition),
+        ("future_features", net.future_features, len(roles.future) + calendar + decomposition),
+    ]
+    for key, value, expected in widths:
+        if value != expected:
+            raise Invalid(
+                f"`fitted.network.{key}` in {CONFIG} is {value}, but the covariates, calendar and decomposition give {expected}."
+            )
+    history = state.history
+    needed = {params["id_col"], params["time_col"], params["target_col"], *roles.all}
+    if set(history.columns) != needed:
+        raise Invalid(f"`fitted.history_columns` in {CONFIG} must be the columns {sorted(needed)}; got {list(history.columns)}.")
+    if history[params["time_col"]].dtype != np.dtype("datetime64[ns]") or not pd.api.types.is_float_dtype(
+        history[params["target_col"]]
+    ):
+        raise Invalid(f"The time and target columns of `{HISTORY}` must hold naive timestamps and floats.")
+    if state.tz is not None:
+        mode, _, zone = state.tz.partition(":")
+        try:
+            if mode not in ("wall", "utc"):
+                raise ValueError("it must be 'wall:<zone>' or 'utc:<zone>'")
+            pd.Timestamp("2001-01-01").tz_localize(zone)
+        except Exception as error:  # noqa: BLE001 - unknown zones raise several types
+            raise Invalid(f"`fitted.tz` in {CONFIG} is {state.tz!r}: {error}") from None
