@@ -12,7 +12,7 @@ from ..data.scaling import naive_error_table
 from ..data.windows import admissible_origins, assemble
 from .members import TrainingJob
 from .network import NetworkConfig
-from .params import default_max_steps, use_early_stopping, warm_start_steps
+from .params import architecture, default_max_steps, use_early_stopping, warm_start_steps
 from .training import TrainConfig
 
 
@@ -23,22 +23,15 @@ def network_config(
     decomposition = panel.decomposition
     return NetworkConfig(
         input_size=input_size,
-        horizon=params["horizon"],
         past_features=panel.encoder_features,
         future_features=panel.decoder_features,
         static_features=static_width(roles.static, features),
         n_outputs=len(quantiles),
         median_index=quantiles.index(0.5),
-        hidden_size=params["hidden_size"],
-        num_layers=params["num_layers"],
-        dropout=float(params["dropout"]),
-        cell=params["cell"],
-        attention=params["attention"],
-        skip=bool(params["linear_skip"]),
-        values=params["attention_values"],
         seasonal_channels=SEASONAL_CHANNELS * bool(decomposition is not None and decomposition.seasonal),
         trend_channels=TREND_CHANNELS * bool(decomposition is not None and decomposition.trend),
         future_covariates=panel.future.shape[2],
+        **architecture(params),
     )
 
 

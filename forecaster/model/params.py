@@ -178,6 +178,20 @@ def resolve_units(params: Mapping[str, Any], offset: pd.DateOffset) -> dict[str,
     }
 
 
+def architecture(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``NetworkConfig`` fields that the estimator's parameters set (the data sets the widths)."""
+    return {
+        "horizon": params["horizon"],
+        "hidden_size": params["hidden_size"],
+        "num_layers": params["num_layers"],
+        "dropout": float(params["dropout"]),
+        "cell": params["cell"],
+        "attention": params["attention"],
+        "skip": bool(params["linear_skip"]),
+        "values": params["attention_values"],
+    }
+
+
 def resolve_device(device: str) -> str:
     """``"auto"`` resolved to CUDA when available, else CPU."""
     if device == "auto":

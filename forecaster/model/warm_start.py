@@ -21,6 +21,7 @@ import torch
 from ..data.features import FeatureSpec, fit_features, static_width
 from ..data.roles import CovariateRoles
 from .network import NetworkConfig
+from .params import architecture
 from .state import FittedState
 
 # Layers whose input ends with the static covariates' block (see ``Seq2SeqNetwork``).
@@ -49,18 +50,7 @@ def incompatibility(state: FittedState, wanted: dict) -> str | None:
 
 def architecture_changed(config: NetworkConfig, params: dict) -> bool:
     """Whether the estimator's parameters ask for another architecture than ``config`` (widths the data sets aside)."""
-    wanted = replace(
-        config,
-        horizon=params["horizon"],
-        hidden_size=params["hidden_size"],
-        num_layers=params["num_layers"],
-        dropout=float(params["dropout"]),
-        cell=params["cell"],
-        attention=params["attention"],
-        skip=bool(params["linear_skip"]),
-        values=params["attention_values"],
-    )
-    return wanted != config
+    return replace(config, **architecture(params)) != config
 
 
 def extend_features(spec: FeatureSpec, frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> FeatureSpec:
