@@ -54,15 +54,16 @@ class Seq2SeqForecaster(BaseEstimator):
         static_covariates: columns constant per series (numeric or categorical).
         quantiles: levels to forecast; None gives point forecasts (MAE loss).
         attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
-        attention_values: ``"observations"`` (the default): the median forecast is the attention-weighted
-            average of the attended observations, each moved to the target by the long-run seasonal profile
-            and trend line, plus a history-free effect of step, calendar, statics and future-known covariates,
-            so each point's weight x value is its exact share of the forecast (``explain`` returns the
-            account). ``"states"``: attention averages encoder states and a head reads them (the design
-            before 0.2; its maps can point away from what drives the forecast).
+        attention_values: ``"states"`` (the default): attention averages encoder states and a head reads
+            them; the most accurate, but its maps can point away from what drives the forecast.
+            ``"observations"`` (the faithful variant): the median is the attention-weighted average of the
+            attended observations, each moved to the target by the long-run seasonal profile and trend line,
+            plus a history-free effect of step, calendar, statics and future-known covariates, so each
+            point's weight x value is its exact share of the forecast (``explain`` returns the account);
+            0.2-1.7% less accurate on M3 and Tourism, 28% on the electricity study (docs/attention.md).
         hidden_size, num_layers, cell, dropout: network size (``cell`` is ``"gru"`` or ``"lstm"``).
-        linear_skip: add a linear map from the scaled history to every step (off by default: the trend
-            line moves observations to the target instead; its exact per-point terms join the account).
+        linear_skip: add a linear map from the scaled history to every step; None: on with state values,
+            off with observation values (the trend line moves observations to the target instead).
         scaler: per-window target scaling, ``"standard"``, ``"robust"`` or ``"meanabs"``.
         loss_scale: ``"seasonal_naive"`` (errors over each series' MASE scale up to the origin, so
             training weighs series as MASE does) or ``"window"`` (window-scaled units).
@@ -91,8 +92,7 @@ class Seq2SeqForecaster(BaseEstimator):
         random_state: seed; the same seed gives identical forecasts on CPU.
 
     Fitted attributes: ``state_`` (:class:`~forecaster.model.state.FittedState`), ``network_``,
-    ``train_results_``, and shortcuts to the state (``freq_``, ``season_length_``, ``input_size_``,
-    ``history_``, ...).
+    ``train_results_``, and shortcuts to the state (``freq_``, ``season_length_``, ``history_``, ...).
     """
 
     def __init__(
@@ -107,12 +107,12 @@ class Seq2SeqForecaster(BaseEstimator):
         static_covariates: Sequence[str] = (),
         quantiles: Sequence[float] | None = (0.1, 0.5, 0.9),
         attention: str = "dot",
-        attention_values: str = "observations",
+        attention_values: str = "states",
         hidden_size: int = 64,
         num_layers: int = 1,
         cell: str = "gru",
         dropout: float = 0.1,
-        linear_skip: bool = False,
+        linear_skip: bool | None = None,
         scaler: str = "standard",
         loss_scale: str = "seasonal_naive",
         log_target: bool = False,
@@ -321,7 +321,7 @@ class Seq2SeqForecaster(BaseEstimator):
         calendar period they would have had). The weights of each (series, step) sum
         to one. Called after ``predict`` on the same inputs, it reuses that forward pass.
 
-        With ``attention_values="observations"`` (the default) the forecast is accounted for:
+        With ``attention_values="observations"`` the forecast is accounted for:
         ``contribution`` is each history point's share of the median (weight x observation, plus
         its seasonal and trend adjustment and its linear-skip term), and ``step_baseline`` (step,
         calendar, statics), ``step_covariates`` (future-known covariates against their mean) and

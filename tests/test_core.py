@@ -53,7 +53,13 @@ def complete():
 )
 def test_oracle_network_equals_seasonal_naive_at_every_row_of_every_fold(complete, options):
     oracle = SeasonalNaiveNetwork(
-        horizon=8, input_size=24, max_steps=1, theta_weight=0.0, holt_winters_weight=0.0, progress=False
+        horizon=8,
+        input_size=24,
+        max_steps=1,
+        theta_weight=0.0,
+        holt_winters_weight=0.0,
+        progress=False,
+        attention_values="observations",
     )
     result = backtest(oracle, complete, n_windows=3, baselines=("seasonal_naive",), progress=False, **options)
     forecasts = result.forecasts

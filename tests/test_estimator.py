@@ -63,24 +63,24 @@ def test_same_seed_same_forecasts_and_other_seed_differs(panel):
     assert not np.allclose(first["y_hat"], other["y_hat"])
 
 
-def test_additive_lstm_skip_and_state_value_variants_fit_and_differ_from_the_default(panel):
+def test_additive_lstm_skip_and_observation_value_variants_fit_and_differ_from_the_default(panel):
     df, _ = panel
     default = fast_model().fit(df)
     config = default.network_config_
-    assert not config.skip and config.values == "observations"  # the defaults: no skip, observations as values
+    assert config.skip and config.values == "states"  # the defaults: states as values, with the skip
     base = default.predict()["y_hat"].to_numpy()
     variants = (
         {"attention": "additive"},
         {"cell": "lstm", "num_layers": 2},
-        {"attention_values": "states"},
-        {"linear_skip": True},
+        {"attention_values": "observations"},
+        {"linear_skip": False},
     )
     for overrides in variants:
         model = fast_model(**overrides).fit(df)
         forecast = model.predict()["y_hat"].to_numpy()
         assert np.isfinite(forecast).all()
         assert not np.allclose(forecast, base), overrides
-    assert model.network_config_.skip  # the last variant really has the skip
+    assert not model.network_config_.skip  # the last variant really has no skip
 
 
 def test_predict_from_new_history_with_unseen_series(fitted, panel):
@@ -93,8 +93,9 @@ def test_predict_from_new_history_with_unseen_series(fitted, panel):
 def test_explain_weights_sum_to_one_and_skip_padding(fitted, panel):
     df, _ = panel
     explanation = fitted.explain(future_df=future_frame(df, 6))
-    account = ["contribution", "step_baseline", "step_covariates", "step_partners", "y_hat"]
-    assert list(explanation.columns) == ["unique_id", "ds", "step", "ds_history", "lag", "weight", *account]
+    # With future-known covariates the default reads encoder states: no account (see test_faithfulness.py).
+    assert fitted.network_config_.values == "states" and fitted.network_config_.skip
+    assert list(explanation.columns) == ["unique_id", "ds", "step", "ds_history", "lag", "weight"]
     sums = explanation.groupby(["unique_id", "step"])["weight"].sum()
     np.testing.assert_allclose(sums.to_numpy(), 1.0, atol=1e-5)
     assert len(sums) == df["unique_id"].nunique() * 6

@@ -78,7 +78,7 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "num_layers": (_positive_int, "a positive integer"),
     "cell": (_one_of("gru", "lstm"), "one of ('gru', 'lstm')"),
     "dropout": (_number_in(0.0, 1.0, high_open=True), "a number in [0, 1)"),
-    "linear_skip": (_flag, "True or False"),
+    "linear_skip": (_optional(_flag), "True, False or None"),
     "scaler": (_one_of(*SCALERS), f"one of {SCALERS}"),
     "loss_scale": (_one_of(*LOSS_SCALES), f"one of {LOSS_SCALES}"),
     "log_target": (_flag, "True or False"),
@@ -178,6 +178,13 @@ def resolve_units(params: Mapping[str, Any], offset: pd.DateOffset) -> dict[str,
     }
 
 
+def linear_skip(params: Mapping[str, Any]) -> bool:
+    """``linear_skip`` resolved: None means on for state values and off for observation values."""
+    if params["linear_skip"] is not None:
+        return bool(params["linear_skip"])
+    return params["attention_values"] == "states"
+
+
 def architecture(params: Mapping[str, Any]) -> dict[str, Any]:
     """The ``NetworkConfig`` fields that the estimator's parameters set (the data sets the widths)."""
     return {
@@ -187,7 +194,7 @@ def architecture(params: Mapping[str, Any]) -> dict[str, Any]:
         "dropout": float(params["dropout"]),
         "cell": params["cell"],
         "attention": params["attention"],
-        "skip": bool(params["linear_skip"]),
+        "skip": linear_skip(params),
         "values": params["attention_values"],
     }
 
