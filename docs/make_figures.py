@@ -1,8 +1,8 @@
 """Regenerate the synthetic attention figures: python docs/make_figures.py
 
-A panel with promotions (``make_panel``), fitted with the default model: the attention map shows
-where each step read from, and the bottom panel each history point's exact share of the forecast
-(see docs/attention.md).
+A panel with promotions (``make_panel``), fitted with the faithful variant
+(``attention_values="observations"``): the attention map shows where each step read from, and the
+bottom panel each history point's exact share of the forecast (see docs/attention.md).
 """
 
 from pathlib import Path
@@ -20,7 +20,9 @@ HERE = Path(__file__).parent
 df, info = make_panel(n_series=40, length=96, seed=5, noise=0.05, future_effect=0.4, trend=0.3, short_share=0.2)
 future = df.groupby("unique_id").tail(12)[["unique_id", "ds", "promo"]]
 history = df.drop(future.index)
-model = Seq2SeqForecaster(horizon=12, future_covariates=["promo"], progress=False, random_state=0).fit(history)
+model = Seq2SeqForecaster(
+    horizon=12, future_covariates=["promo"], attention_values="observations", progress=False, random_state=0
+).fit(history)
 fig = plot_attention(model, history, unique_id="S003", future_df=future, actuals=df)
 fig.savefig(HERE / "attention_example.png", dpi=90, bbox_inches="tight")
 fig = plot_attention_profile(model.explain(future_df=future, include_padding=True), season_length=12, relative_to="target")

@@ -202,7 +202,11 @@ def plot_attention(
 
     rows, ratios = (3, [1.1, 1.4, 0.9]) if accounted else (2, [1.1, 1.4])
     fig, axes = plt.subplots(
-        rows, 1, figsize=(10, 6.5 + 2.2 * accounted), sharex=True, gridspec_kw={"height_ratios": ratios, "hspace": 0.1}
+        rows,
+        1,
+        figsize=(10, 6.5 + 2.4 * accounted),
+        sharex=True,
+        gridspec_kw={"height_ratios": ratios, "hspace": 0.1 + 0.25 * accounted},
     )
     top, bottom = axes[0], axes[1]
     past = after = fc = None

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from .._version import __version__
 from ..partners.blend import PARTNERS
 from ..plots import ACCOUNTED, CAUTION, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
 
@@ -36,8 +37,9 @@ REPORT_FILES = (
 
 
 def _versions() -> dict[str, str]:
-    names = ["forecaster", "torch", "numpy", "pandas", "scikit-learn", "statsforecast"]
-    found = {}
+    """Versions of the code that ran; forecaster's from the package itself (installed metadata can be stale)."""
+    names = ["torch", "numpy", "pandas", "scikit-learn", "statsforecast"]
+    found = {"forecaster": __version__}
     for name in names:
         try:
             found[name] = importlib.metadata.version(name)
