@@ -16,7 +16,6 @@ import time
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
-from tqdm.auto import tqdm
 
 from ..data.frequency import infer_offset, normalise_freq, season_length_for
 from ..data.panel import Panel, check_calendar_span
@@ -30,6 +29,7 @@ from ..model.params import check_params
 from .baselines import BASELINES, run_baselines
 from .faithfulness import occlusion
 from .metrics import score_forecasts
+from .progress import Progress
 from .result import BacktestResult
 from .splits import Fold, rolling_origins
 
@@ -162,7 +162,8 @@ def backtest(
     predictions, scales, baseline_frames, skipped = [], [], [], []
     seconds = {"fit": 0.0, "predict": 0.0}
     fitted, last = None, None
-    for fold in tqdm(folds, desc="backtest folds", disable=not progress):
+    report = Progress(progress, len(folds), "backtest")
+    for fold in report.folds(folds):
         train, future = fold_data(frame, fold, columns, roles)
         guard_fold(train, future, fold, columns, roles)
         skipped += [{"unique_id": uid, "fold": fold.index, "reason": why} for uid, why in fold.skipped.items()]
@@ -170,19 +171,22 @@ def backtest(
         if fitted is None or (refit_every and fold.index % refit_every == 0):
             tick = time.perf_counter()
             fitted = fitted if (fitted is not None and template.warm_start) else clone(template)
+            report.step(f"fitting seq2seq on {train[columns.id].nunique()} series")
             panel = fitted._fit_frame(train, None)
             seconds["fit"] += time.perf_counter() - tick
         if refit_every or window == "sliding":  # forecast from the fold's own panel, its cutoffs as origins
             tick = time.perf_counter()
+            report.step("forecasting (network and statistical partners)")
             panel = fitted._with_future(panel if panel is not None else _panel(fitted, train, columns), future)
             rows = np.arange(len(panel.ids))
             last = (panel, fitted._forecast(panel, rows, np.full(len(rows), panel.last_col)))
             predictions.append(_label(*last, fitted, model))
             scales.append(_scales(*last, fitted, season))
             seconds["predict"] += time.perf_counter() - tick
-        baseline_frames.append(_baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds))
+        baseline_frames.append(_baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds, report))
     if not refit_every and window == "expanding":  # one panel, every fold's cutoffs as origins of one pass
         tick = time.perf_counter()
+        report.step(f"forecasting all {len(folds)} folds' origins in one pass")
         panel = _panel(fitted, frame[frame[columns.id].isin(_scored_ids(folds))], columns)
         series, origins = _fold_windows(panel, folds)
         forecast = fitted._forecast(panel, series, origins)
@@ -225,7 +229,7 @@ def backtest(
         "cutoffs": [_describe_cutoffs(f.cutoffs) for f in folds],
         "model_params": model.get_params(),
         "blend_weights": fitted._blend_weights(),
-        "occlusion": _occlusion_at_last_fold(fitted, train, future, columns),
+        "occlusion": _occlusion_at_last_fold(fitted, train, future, columns, report),
         "seconds": time.perf_counter() - started,
     }
     return BacktestResult(
@@ -244,8 +248,9 @@ def backtest(
 OCCLUSION_SAMPLE = 50
 
 
-def _occlusion_at_last_fold(fitted: Seq2SeqForecaster, train: pd.DataFrame, future, columns: Columns) -> dict:
+def _occlusion_at_last_fold(fitted: Seq2SeqForecaster, train: pd.DataFrame, future, columns: Columns, report) -> dict:
     """The occlusion check (``evaluation.faithfulness``) on a fixed sample of the last fold's series."""
+    report.step("occlusion check of the attention maps")
     ids = pd.unique(train[columns.id])
     rng = np.random.default_rng(0)
     sample = ids if len(ids) <= OCCLUSION_SAMPLE else rng.choice(ids, OCCLUSION_SAMPLE, replace=False)
@@ -309,10 +314,12 @@ def _scales(panel: Panel, forecast: Forecast, fitted: Seq2SeqForecaster, season:
     )
 
 
-def _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns: Columns, seconds: dict) -> pd.DataFrame | None:
+def _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns: Columns, seconds: dict, report=None):
     """The fold's statsforecast forecasts, one baseline at a time so that each one's time is its own."""
     frames = []
     for name in baselines:
+        if report is not None:
+            report.step(f"baseline {name}")
         tick = time.perf_counter()
         kwargs = dict(n_jobs=n_jobs, id_col=columns.id, time_col=columns.time, target_col=columns.target)
         base = run_baselines(train, horizon, offset.freqstr, season, (name,), **kwargs)

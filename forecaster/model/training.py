@@ -140,7 +140,8 @@ def train(
     result = TrainResult(state_dict=copy.deepcopy(network.state_dict()), best_step=0)
     best, stale = math.inf, 0
     network.train()
-    bar = tqdm(range(1, config.max_steps + 1), disable=not config.progress, desc="training", leave=False)
+    # disable=None: a bar on a terminal only; a log file gets no redrawn bars (see evaluation/progress.py).
+    bar = tqdm(range(1, config.max_steps + 1), disable=None if config.progress else True, desc="training", leave=False)
     try:
         for step in bar:
             if on_step is not None:
