@@ -55,7 +55,7 @@ def main() -> None:
     params = {**params, "progress": False, "random_state": args.seed, **json.loads(args.model)}
     tick = time.perf_counter()
     model = Seq2SeqForecaster(**params).fit(df)
-    result = occlusion(model, df, n_points=n_points)
+    result = occlusion(model, df, n_points=n_points, max_series=None)
     profile = attention_profile(model.explain(df=df), relative_to="target")
     mean = profile["mean"]
     peaks = list(mean.sort_values(ascending=False).index[:3])

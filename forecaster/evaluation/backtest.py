@@ -251,12 +251,7 @@ OCCLUSION_SAMPLE = 50
 def _occlusion_at_last_fold(fitted: Seq2SeqForecaster, train: pd.DataFrame, future, columns: Columns, report) -> dict:
     """The occlusion check (``evaluation.faithfulness``) on a fixed sample of the last fold's series."""
     report.step("occlusion check of the attention maps")
-    ids = pd.unique(train[columns.id])
-    rng = np.random.default_rng(0)
-    sample = ids if len(ids) <= OCCLUSION_SAMPLE else rng.choice(ids, OCCLUSION_SAMPLE, replace=False)
-    history = train[train[columns.id].isin(sample)]
-    future = None if future is None else future[future[columns.id].isin(sample)]
-    result = occlusion(fitted, history, future)
+    result = occlusion(fitted, train, future, max_series=OCCLUSION_SAMPLE)
     return {"ratio": result.ratio, "most": result.most_attended, "least": result.least_attended, "n_series": result.n_series}
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 
@@ -46,13 +47,25 @@ def _occluded(df: pd.DataFrame, points: pd.DataFrame, id_col: str, time_col: str
     return out
 
 
-def occlusion(model, df: pd.DataFrame, future_df: pd.DataFrame | None = None, n_points: int = 3) -> Occlusion:
+# Series checked at most (a fixed random sample beyond it): the check makes three forecasts.
+MAX_SERIES = 500
+
+
+def occlusion(
+    model, df: pd.DataFrame, future_df: pd.DataFrame | None = None, n_points: int = 3, max_series: int | None = MAX_SERIES
+) -> Occlusion:
     """The occlusion check of a fitted model's attention on the history ``df`` (forecasts from each series' end).
 
     Only observed history points inside the encoder window compete; three forecasts are made
-    (as is, most attended occluded, least attended occluded), each for all series at once.
+    (as is, most attended occluded, least attended occluded), each for all series at once, on
+    at most ``max_series`` series (a fixed random sample; None: all).
     """
     id_col, time_col, target_col = model.id_col, model.time_col, model.target_col
+    ids = pd.unique(df[id_col])
+    if max_series is not None and len(ids) > max_series:
+        keep = np.random.default_rng(0).choice(ids, max_series, replace=False)
+        df = df[df[id_col].isin(keep)]
+        future_df = None if future_df is None else future_df[future_df[id_col].isin(keep)]
     history_col = f"{time_col}_history"
     base = model.predict(df=df, future_df=future_df)
     attention = model.explain(df=df, future_df=future_df)
