@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from matplotlib.legend import Legend
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
+from .evaluation.baselines import BASELINES
+
 CAUTION = "Attention shows where the model looked (routing), not why it forecast what it did."
 ACCOUNTED = (
     "Weight x observation is each point's exact share of the forecast (bottom panel); "
@@ -30,13 +33,12 @@ ACCOUNTED = (
 def literal(*texts: Text | Legend | None) -> None:
     """Draw text made from data (series ids, model and column names) as written.
 
-    Matplotlib reads a string with two ``$`` as mathtext (``price_$1_to_$2`` fails to draw;
-    ``cost $5 to $9`` draws italics) and, under ``text.usetex``, hands it to TeX. Pass the
-    ``Text`` objects that ``set_title`` and friends return, or a ``Legend`` for its entries.
+    Matplotlib reads a string with two ``$`` as mathtext (``price_$1_to_$2`` fails to draw; ``cost $5 to $9``
+    draws italics) and, under ``text.usetex``, hands it to TeX. Pass the ``Text`` objects that ``set_title``
+    and friends return, or a ``Legend`` for its entries.
     """
     for text in texts:
-        items = text.get_texts() if isinstance(text, Legend) else [] if text is None else [text]
-        for item in items:
+        for item in text.get_texts() if isinstance(text, Legend) else [] if text is None else [text]:
             item.set_usetex(False)
             item.set_parse_math(False)
 
@@ -44,9 +46,9 @@ def literal(*texts: Text | Legend | None) -> None:
 def series_file_name(folder: str | Path, prefix: str, unique_id, suffix: str = ".png") -> Path:
     """A path in ``folder`` for a file about one series, safe whatever the id holds.
 
-    The name is ``prefix`` + a slug of the id (``[A-Za-z0-9._-]``, at most 40 characters)
-    + 10 hex digits of the SHA-256 of the full id, so ids that slug alike (``a/b``, ``a_b``)
-    get different files, and ``..``, ``/`` or a drive cannot lead outside ``folder``.
+    The name is ``prefix`` + a slug of the id (``[A-Za-z0-9._-]``, at most 40 characters) + 10 hex digits of the
+    SHA-256 of the full id, so ids that slug alike (``a/b``, ``a_b``) get different files, and ``..``, ``/`` or a
+    drive cannot lead outside ``folder``.
     """
     text = str(unique_id)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._-")[:40] or "series"
@@ -70,18 +72,8 @@ def _point_and_band(forecasts: pd.DataFrame, model: str | None) -> tuple[str, st
     return point, None, None
 
 
-def _draw_forecast(
-    ax,
-    history: pd.DataFrame | None,
-    forecast: pd.DataFrame | None,
-    actual: pd.DataFrame | None,
-    point,
-    lo,
-    hi,
-    time_col,
-    target_col,
-) -> None:
-    """History (solid), actuals (dashed) and forecast with its band; any part may be None."""
+def _draw_forecast(ax, history, forecast, actual, point, lo, hi, time_col, target_col, baselines=()) -> None:
+    """History (solid), actuals (dashed), forecast with its band and baselines (thin dashed); any part may be None."""
     if history is not None:
         ax.plot(history[time_col], history[target_col], color="0.2", lw=1.2, label="history")
     if actual is not None and len(actual):
@@ -89,10 +81,22 @@ def _draw_forecast(
     if forecast is None:
         return
     ax.plot(forecast[time_col], forecast[point], color="C0", lw=1.6, label="forecast")
+    for i, name in enumerate(baselines):
+        ax.plot(forecast[time_col], forecast[name], color=f"C{i + 1}", lw=0.9, ls="--", label=name)
     if lo is not None:
         low, high = forecast[lo].to_numpy(), forecast[hi].to_numpy()
         label = f"{lo.rsplit('_', 1)[-1]}-{hi.rsplit('_', 1)[-1]} interval"
         ax.fill_between(forecast[time_col], low, high, color="C0", alpha=0.2, label=label)
+
+
+def _legend_outside(ax, panels=None) -> None:
+    """One legend of every labelled artist of ``panels`` (default ``ax``), beside ``ax`` on its right, off the data."""
+    entries: dict = {}
+    for panel in [ax] if panels is None else panels:
+        for handle, label in zip(*panel.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    if entries:  # an explain frame alone draws no history or forecast
+        literal(ax.legend(list(entries.values()), list(entries), loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8))
 
 
 def plot_forecast(
@@ -105,18 +109,31 @@ def plot_forecast(
     id_col: str = "unique_id",
     time_col: str = "ds",
     target_col: str = "y",
+    *,
+    baselines: Sequence[str] | None = None,
+    title: str | Mapping | None = None,
+    ylabel: str | None = None,
 ) -> Figure:
-    """History, forecast, interval and (when ``df`` holds them) actuals, one panel per series.
+    """History, forecast, interval, baselines and (when ``df`` holds them) actuals, one panel per series.
 
     Args:
-        forecasts: output of ``predict`` (``y_hat`` and ``y_hat_q..``) or of a backtest
-            (then ``model`` picks the column; one cutoff per series is drawn, the last).
+        forecasts: ``predict``'s (``y_hat``, ``y_hat_q..``) or a backtest's (``model`` picks the column;
+            the last cutoff of each series is drawn).
         df: the history (and possibly the actuals after the forecast origin).
         history: periods of history to show; default four horizons.
+        baselines: forecast columns drawn as thin dashed lines; None: those of ``BASELINES``
+            (``seasonal_naive``, ``auto_ets``) that ``forecasts`` has, bar ``model``; ``()``: none.
+        title: each panel's title (a string, or a mapping from series id); default the series id.
+        ylabel: the y-axis label; default ``target_col``.
+
+    The legend (one, of all panels) sits right of the first panel, off the data.
     """
     ids = list(unique_ids) if unique_ids is not None else list(pd.unique(forecasts[id_col]))[:max_series]
     point, lo, hi = _point_and_band(forecasts, model)
-    fig, axes = plt.subplots(len(ids), 1, figsize=(9, 2.6 * len(ids)), squeeze=False)
+    extra = [b for b in BASELINES if b in forecasts.columns and b != point] if baselines is None else list(baselines)
+    if missing := [b for b in extra if b not in forecasts.columns]:
+        raise ValueError(f"`baselines` names columns that `forecasts` lacks: {missing}.")
+    fig, axes = plt.subplots(len(ids), 1, figsize=(10, 2.6 * len(ids)), squeeze=False, layout="constrained")
     for ax, uid in zip(axes[:, 0], ids, strict=False):
         fc = forecasts[forecasts[id_col] == uid]
         if "cutoff" in fc.columns:
@@ -125,14 +142,13 @@ def plot_forecast(
             raise ValueError(f"`forecasts` has no rows for series {uid!r}.")
         series = df[df[id_col] == uid].sort_values(time_col)
         origin = fc[time_col].min()
-        keep = history or 4 * len(fc)
-        past = series[series[time_col] < origin].tail(keep)
+        past = series[series[time_col] < origin].tail(history or 4 * len(fc))
         after = series[(series[time_col] >= origin) & (series[time_col] <= fc[time_col].max())]
-        _draw_forecast(ax, past, fc, after, point, lo, hi, time_col, target_col)
-        literal(ax.set_title(str(uid), loc="left", fontsize=10))
+        _draw_forecast(ax, past, fc, after, point, lo, hi, time_col, target_col, extra)
+        name = title.get(uid, uid) if isinstance(title, Mapping) else uid if title is None else title
+        literal(ax.set_title(str(name), loc="left", fontsize=10), ax.set_ylabel(target_col if ylabel is None else ylabel))
         ax.grid(alpha=0.3)
-    literal(axes[0, 0].legend(loc="upper left", fontsize=8, ncol=4))
-    fig.tight_layout()
+    _legend_outside(axes[0, 0], axes[:, 0])
     return fig
 
 
@@ -154,97 +170,93 @@ def plot_attention(
     id_col: str = "unique_id",
     time_col: str = "ds",
     target_col: str = "y",
+    *,
+    vmax: float | None = None,
+    title: str | None = None,
 ) -> Figure:
-    """History and forecast on top; below, on the same time axis, horizon step x history attention.
+    """History and forecast on top; below, horizon step x attended history (the window only), and the account.
 
     Args:
-        model_or_explanation: a fitted ``Seq2SeqForecaster`` (then ``explain`` and
-            ``predict`` are run on ``df``/``future_df``) or an ``explain`` frame
-            (best with ``include_padding=True``).
-        df: history to forecast from (for a model) or to draw (for a frame); for a frame,
-            rows after the forecast origin are drawn as actuals.
+        model_or_explanation: a fitted ``Seq2SeqForecaster`` (then ``explain`` and ``predict`` are run
+            on ``df``/``future_df``) or an ``explain`` frame (best with ``include_padding=True``).
+        df: history to forecast from (for a model) or to draw (for a frame; rows after the origin are actuals).
         unique_id: which series; default the first.
         future_df: future-known covariates for the horizon (model mode).
         forecasts: forecasts to draw (frame mode; ``predict`` or backtest columns).
         actuals: observed values after the origin to draw against the forecast.
+        vmax: the top of the colour scale (0 at the bottom); default this map's largest weight.
+            Pass the largest over several series to draw them on one scale.
+        title: the top panel's title; default ``"<id>: where each horizon step looked"``.
 
-    Padded positions (before the series starts) are hatched grey, not drawn as zero weight.
+    Padded positions (before the series starts) are hatched grey, not drawn as zero weight. The account
+    panel (a frame with ``contribution``) shares the heatmap's time axis; the colour bar is beside the heatmap.
     """
     explanation, forecast = model_or_explanation, forecasts
     history_df = df
     if hasattr(model_or_explanation, "explain"):
         fitted = model_or_explanation
         id_col, time_col, target_col = fitted.id_col, fitted.time_col, fitted.target_col
-        if df is not None and unique_id is not None:
-            df = df[df[id_col] == unique_id]
-        if future_df is not None and unique_id is not None:
-            future_df = future_df[future_df[id_col] == unique_id]
+        if unique_id is not None:  # explain and forecast this series only
+            df, future_df = (f if f is None else f[f[id_col] == unique_id] for f in (df, future_df))
         explanation = fitted.explain(df=df, future_df=future_df, include_padding=True)
         forecast = fitted.predict(df=df, future_df=future_df)
         history_df = fitted.history_ if df is None else df
     if actuals is not None:
         history_df = pd.concat([history_df, actuals]).drop_duplicates([id_col, time_col], keep="last")
-    if unique_id is None:
-        unique_id = explanation[id_col].iloc[0]
+    unique_id = explanation[id_col].iloc[0] if unique_id is None else unique_id
     ex = explanation[explanation[id_col] == unique_id]
     if ex.empty:
         raise ValueError(f"No attention weights for series {unique_id!r}.")
     history_col = f"{time_col}_history"
     grid = ex.pivot_table(index="step", columns=history_col, values="weight", aggfunc="mean").sort_index(axis=1)
     hist_times = pd.DatetimeIndex(grid.columns)
-    padded = (
-        ex.groupby(history_col)["padded"].first().reindex(hist_times).fillna(False).to_numpy()
-        if "padded" in ex
-        else np.zeros(len(hist_times), bool)
-    )
+    padded = np.zeros(len(hist_times), bool)
+    if "padded" in ex:
+        padded = ex.groupby(history_col)["padded"].first().reindex(hist_times).fillna(False).to_numpy()
     origin = ex[time_col].min()
     accounted = "contribution" in ex
 
-    rows, ratios = (3, [1.1, 1.4, 0.9]) if accounted else (2, [1.1, 1.4])
-    fig, axes = plt.subplots(
-        rows,
-        1,
-        figsize=(10, 6.5 + 2.4 * accounted),
-        sharex=True,
-        gridspec_kw={"height_ratios": ratios, "hspace": 0.1 + 0.25 * accounted},
-    )
+    ratios = [1.1, 1.4, 0.9][: 2 + accounted]
+    fig, axes = plt.subplots(len(ratios), 1, figsize=(10, 6.5 + 2.4 * accounted), height_ratios=ratios, layout="constrained")
+    fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97), h_pad=0.06)  # room for the note below
     top, bottom = axes[0], axes[1]
-    past = after = fc = None
-    point, lo, hi = "y_hat", None, None
+    past = after = fc = point = lo = hi = None
     if history_df is not None:
         series = history_df[history_df[id_col] == unique_id].sort_values(time_col)
         past, after = series[series[time_col] < origin], series[series[time_col] >= origin]
     if forecast is not None:
         fc = forecast[forecast[id_col] == unique_id]
         point, lo, hi = _point_and_band(fc, None)
+    top.xaxis_date()
     _draw_forecast(top, past, fc, after, point, lo, hi, time_col, target_col)
+    x_edges = _edges(hist_times)
+    half = x_edges[-1] - mdates.date2num(hist_times[-1].to_pydatetime())
+    top.set_xlim(x_edges[0], max(x_edges[-1], mdates.date2num(pd.Timestamp(ex[time_col].max()).to_pydatetime()) + half))
     top.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
-    literal(top.set_title(f"{unique_id}: where each horizon step looked", loc="left", fontsize=11))
-    if top.get_legend_handles_labels()[0]:  # an explain frame alone draws no history or forecast
-        literal(top.legend(loc="upper left", fontsize=8, ncol=4))
+    heading = f"{unique_id}: where each horizon step looked" if title is None else title
+    literal(top.set_title(heading, loc="left", fontsize=11), top.set_ylabel(target_col))
+    _legend_outside(top)
     top.grid(alpha=0.3)
 
-    x_edges = _edges(hist_times)
-    steps = grid.index.to_numpy()
-    y_edges = np.concatenate([steps - 0.5, [steps[-1] + 0.5]])
+    y_edges = np.append(grid.index.to_numpy() - 0.5, grid.index[-1] + 0.5)
     values = np.ma.masked_where(np.broadcast_to(padded[None, :], grid.shape), grid.to_numpy())
-    mesh = bottom.pcolormesh(x_edges, y_edges, values, cmap="viridis", shading="flat", vmin=0)
+    mesh = bottom.pcolormesh(x_edges, y_edges, values, cmap="viridis", shading="flat", vmin=0, vmax=vmax)
     for i in np.flatnonzero(padded):
         bottom.axvspan(x_edges[i], x_edges[i + 1], facecolor="0.85", hatch="///", edgecolor="0.6", lw=0)
     bottom.set_ylabel("horizon step")
     bottom.invert_yaxis()
     bottom.xaxis_date()
-    bottom.set_xlim(x_edges[0], max(x_edges[-1], mdates.date2num(pd.Timestamp(ex[time_col].max()).to_pydatetime())))
-    colorbar = fig.colorbar(mesh, ax=list(axes), shrink=0.5, pad=0.01, location="right")
-    colorbar.set_label("attention weight")
+    bottom.set_xlim(x_edges[0], x_edges[-1])  # the attended window, up to the origin
+    extend = "max" if vmax is not None and np.ma.max(values) > vmax else "neither"  # an arrow when weights pass vmax
+    fig.colorbar(mesh, cax=bottom.inset_axes([1.015, 0, 0.022, 1]), extend=extend, label="attention weight")  # beside it only
     if padded.any():
-        bottom.legend(
-            handles=[Patch(facecolor="0.85", hatch="///", edgecolor="0.6", label="padding (no data)")],
-            loc="lower left",
-            fontsize=8,
-        )
+        patch = Patch(facecolor="0.85", hatch="///", edgecolor="0.6", label="padding (no data)")
+        bottom.legend(handles=[patch], loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, borderaxespad=0.2)
     if accounted:
+        axes[2].sharex(bottom)
+        bottom.tick_params(labelbottom=False)
         _draw_sources(axes[2], ex, hist_times, x_edges, history_col)
+    axes[-1].set_xlabel("attended history period")
     fig.text(0.01, 0.005, ACCOUNTED if accounted else CAUTION, fontsize=8, color="0.35")
     return fig
 
@@ -252,13 +264,11 @@ def plot_attention(
 def forecast_sources(explanation: pd.DataFrame, time_col: str = "ds") -> tuple[pd.Series, dict[str, float]]:
     """Where one series' forecast came from, per history point and per other part, averaged over the horizon steps.
 
-    Returns each history point's mean share of a step's forecast (indexed by its time) and the
-    mean of the step parts (``baseline``, ``covariates``, ``partners``) and of the forecast: the
-    shares summed plus the parts equal the mean forecast.
+    Returns each history point's mean share of a step's forecast (indexed by its time) and the mean of the step
+    parts (``baseline``, ``covariates``, ``partners``) and of the forecast: the shares plus the parts equal the mean forecast.
     """
     history_col = f"{time_col}_history"
-    steps = explanation["step"].nunique()
-    points = explanation.groupby(history_col)["contribution"].sum() / steps
+    points = explanation.groupby(history_col)["contribution"].sum() / explanation["step"].nunique()
     per_step = explanation.groupby("step")[["step_baseline", "step_covariates", "step_partners", "y_hat"]].first().mean()
     parts = {name: float(per_step[f"step_{name}"]) for name in ("baseline", "covariates", "partners")}
     return points, {**parts, "forecast": float(per_step["y_hat"])}
@@ -270,22 +280,21 @@ def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: n
     ax.bar(x_edges[:-1], shares, width=np.diff(x_edges), align="edge", color="tab:purple", alpha=0.8)
     ax.axhline(0.0, color="0.4", lw=0.6)
     ax.set_ylabel("share of forecast")
-    ax.set_title(
-        f"where the forecast came from (mean over steps): history points {shares.sum():.4g},\n"
-        f"step and statics {parts['baseline']:.4g}, covariates {parts['covariates']:.4g}, "
-        f"statistical partners {parts['partners']:.4g}; forecast {parts['forecast']:.4g}",
-        loc="left",
-        fontsize=8,
+    title = (
+        f"where the forecast came from (mean over steps): history points {shares.sum():.4g},\nstep and statics "
+        f"{parts['baseline']:.4g}, covariates {parts['covariates']:.4g}, statistical partners {parts['partners']:.4g}; "
+        f"forecast {parts['forecast']:.4g}"
     )
+    ax.set_title(title, loc="left", fontsize=8)
     ax.grid(alpha=0.3)
 
 
 def attention_profile(explanation: pd.DataFrame, relative_to: str = "origin", id_col: str = "unique_id") -> pd.DataFrame:
     """Mean attention weight by lag, with the spread across series.
 
-    ``relative_to="origin"``: lag = origin minus attended time (0 is the last observed
-    period). ``relative_to="target"``: lag = target time minus attended time, where a
-    seasonal model should peak at multiples of the season length.
+    ``relative_to="origin"``: lag = origin minus attended time (0 is the last observed period).
+    ``relative_to="target"``: lag = target time minus attended time, where a seasonal model should peak at
+    multiples of the season length.
     """
     ex = explanation[~explanation["padded"]] if "padded" in explanation else explanation
     if relative_to == "origin":
@@ -295,13 +304,8 @@ def attention_profile(explanation: pd.DataFrame, relative_to: str = "origin", id
     else:
         raise ValueError(f"`relative_to` must be 'origin' or 'target'; got {relative_to!r}.")
     per_series = ex.assign(lag=lag.to_numpy()).groupby([id_col, "lag"])["weight"].mean().unstack(id_col)
-    return pd.DataFrame(
-        {
-            "mean": per_series.mean(axis=1),
-            "q25": per_series.quantile(0.25, axis=1),
-            "q75": per_series.quantile(0.75, axis=1),
-        }
-    ).rename_axis("lag")
+    stats = {"mean": per_series.mean(axis=1), "q25": per_series.quantile(0.25, axis=1), "q75": per_series.quantile(0.75, axis=1)}
+    return pd.DataFrame(stats).rename_axis("lag")
 
 
 def plot_attention_profile(
@@ -338,10 +342,9 @@ class AttentionDiagnostics:
         normalised_entropy: entropy over its maximum (1 = uniform over the history).
         last_season_share: mean weight on the last ``season_length`` periods before the origin.
         by_step: the same per horizon step.
-        occlusion_ratio: how much more the forecast moves when the most attended history points
-            are replaced by the series' mean than when the least attended are (see
-            ``forecaster.evaluation.faithfulness``); well above 1 for a faithful map. NaN unless
-            ``attention_diagnostics`` was given the model and its data.
+        occlusion_ratio: how much more the forecast moves when the most attended history points are replaced
+            by the series' mean than when the least attended are (see ``forecaster.evaluation.faithfulness``);
+            well above 1 for a faithful map. NaN unless ``attention_diagnostics`` was given the model and its data.
     """
 
     padded_mass: float

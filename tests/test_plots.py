@@ -174,11 +174,12 @@ def test_plot_forecast_of_a_backtest_draws_the_last_cutoff_its_actuals_and_the_w
         past = series[series["ds"] < origin].tail(5)
         actual = series[(series["ds"] >= origin) & (series["ds"] <= end)]
         assert len(actual) == {"a": 4, "b": 2}[uid]
-        assert _labels(ax) == ["history", "actual", "forecast"]
+        assert _labels(ax) == ["history", "actual", "forecast", "auto_ets"]  # the frame's baseline, drawn by default
         _assert_line(_line(ax, "history"), past["ds"], past["y"])
         _assert_line(_line(ax, "actual"), actual["ds"], actual["y"])
         assert _line(ax, "actual").get_linestyle() == "--"
         _assert_line(_line(ax, "forecast"), fc["ds"], fc["seq2seq"])
+        _assert_line(_line(ax, "auto_ets"), fc["ds"], fc["auto_ets"])
         band = _band(ax)
         assert band.get_label() == "q5-q95 interval"
         _assert_band(band, fc["ds"], fc["seq2seq_q5"], fc["seq2seq_q95"])
@@ -241,7 +242,7 @@ def _assert_attention_panel(fig, explanation, uid, history, forecast):
     fc = forecast[forecast["unique_id"] == uid]
     _assert_line(_line(top, "forecast"), fc["ds"], fc["y_hat"])
     _assert_band(_band(top), fc["ds"], fc["y_hat_q10"], fc["y_hat_q90"])
-    assert fig.axes[-1].get_ylabel() == "attention weight"  # the colour bar
+    assert mesh.colorbar.ax.get_ylabel() == "attention weight"  # the colour bar, beside the heatmap
     assert any(text.get_text() in (CAUTION, ACCOUNTED) for text in fig.texts)
     return padded
 
