@@ -12,7 +12,20 @@ matplotlib.use("Agg")
 
 
 class UsageError(Exception):
-    """A command's arguments do not fit its inputs; reported like an argparse error (exit status 2)."""
+    """A command's arguments do not fit its inputs; reported in one line, with exit status 2 as argparse does."""
+
+
+def _expected_errors() -> tuple[type[Exception], ...]:
+    """Errors whose message says what to fix: reported as one line (exit status 2) instead of a traceback.
+
+    The package's checks raise ValueError or TypeError (LeakageError, ModelFileError, ColumnTypeError and
+    the study spec's SpecError among them); anything else is unexpected and keeps its traceback.
+    """
+    from .data.roles import LeakageError
+    from .evaluation.studies import SpecError
+    from .model.persistence import ModelFileError
+
+    return (SpecError, LeakageError, ModelFileError, ValueError, TypeError)
 
 
 def _backtest(args: argparse.Namespace) -> int:
@@ -26,10 +39,29 @@ def _backtest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_frame(path: str):
+def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]]):
+    """A CSV/Parquet file with its columns renamed to the model's: ``names`` maps a flag to (the file's name, the model's)."""
     import pandas as pd
 
+    if not Path(path).is_file():
+        raise UsageError(f"{option} {path!r}: no such file.")
     frame = pd.read_parquet(path) if path.endswith(".parquet") else pd.read_csv(path)
+    columns = ", ".join(map(repr, map(str, frame.columns)))
+    for flag, (name, model_name) in names.items():
+        if name not in frame.columns:
+            raise UsageError(
+                f"{option} {path!r} has no column {name!r} (the model's is {model_name!r}; name the file's with {flag}); "
+                f"its columns are {columns}."
+            )
+        if name != model_name and model_name in frame.columns:
+            raise UsageError(f"{option} {path!r} has both {name!r} ({flag}) and the model's column {model_name!r}.")
+    frame = frame.rename(columns={name: model_name for name, model_name in names.values()})
+    time = names["--time-col"][1]
+    if not pd.api.types.is_numeric_dtype(frame[time]):  # numbers are refused by validation, never read as nanoseconds
+        try:
+            frame[time] = pd.to_datetime(frame[time])
+        except (ValueError, TypeError):
+            pass  # validation names the column and says how to convert it
     return frame
 
 
@@ -56,11 +88,14 @@ def _explain(args: argparse.Namespace) -> int:
     from .plots import attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast, series_file_name
 
     model = Seq2SeqForecaster.load(args.model_dir)
-    df = _read_frame(args.data) if args.data else None
-    future = _read_frame(args.future) if args.future else None
-    for frame in (df, future):
-        if frame is not None and model.time_col in frame:
-            frame[model.time_col] = pd.to_datetime(frame[model.time_col])
+    names = {
+        "--id-col": (args.id_col or model.id_col, model.id_col),
+        "--time-col": (args.time_col or model.time_col, model.time_col),
+        "--target-col": (args.target_col or model.target_col, model.target_col),
+    }
+    df = _read_frame(args.data, "--data", names) if args.data else None
+    keys = {flag: names[flag] for flag in ("--id-col", "--time-col")}  # the future holds no target
+    future = _read_frame(args.future, "--future", keys) if args.future else None
     explanation = model.explain(df=df, future_df=future, include_padding=True)
     forecasts = model.predict(df=df, future_df=future)
     ids = _pick_ids(args.ids, list(pd.unique(forecasts[model.id_col])), args.max_series)
@@ -99,8 +134,15 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="forecaster", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"forecaster {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("backtest", help="run a backtest study (TOML spec) and write its report")
     run.add_argument("spec", help="path to a study spec, e.g. backtests/quickstart.toml")
@@ -114,12 +156,17 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("--out", required=True)
     explain.add_argument("--ids", nargs="*", help="series to plot (default: the first few)")
     explain.add_argument("--max-series", type=int, default=3)
+    for what in ("id", "time", "target"):
+        explain.add_argument(
+            f"--{what}-col", help=f"the {what} column of --data/--future (default: the model's); renamed to the model's"
+        )
     explain.set_defaults(func=_explain)
     args = parser.parse_args(argv)
+    command = commands.choices[args.command]
     try:
         return args.func(args)
-    except UsageError as error:
-        commands.choices[args.command].error(str(error))
+    except (UsageError, *_expected_errors()) as error:  # a clear message, e.g. a spec's unknown key: one line, status 2
+        command.exit(2, f"{command.prog}: error: {_one_line(error)}\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,14 @@
+from pathlib import Path
+
 import pandas as pd
+import pytest
+import tomllib
 from conftest import fast_model
 
+import forecaster
 from forecaster.cli import main
+from forecaster.evaluation import studies
+from forecaster.evaluation.studies import DATA_KEYS, backtest_keys, model_keys
 
 
 def test_backtest_command_writes_a_full_report(tmp_path, capsys):
@@ -61,3 +68,117 @@ def test_study_spec_can_name_a_csv_with_its_own_column_names(tmp_path):
     result, spec = run_study(tmp_path / "study.toml", progress=False)
     assert result.settings["model_params"]["future_covariates"] == ["promo"]
     assert set(result.forecasts["unique_id"]) == set(df["unique_id"]) and result.settings["data"] == "sales.csv"
+
+
+# ----------------------------------------------------------------------------- spec errors, versions, CSV columns
+REPO = Path(__file__).resolve().parents[1]
+TINY_DATA = '[data]\nloader = "synthetic"\nargs = { n_series = 3, length = 30, seed = 1 }\n'
+
+
+def _fails(capsys, *argv: str) -> str:
+    """Run the command, expect a usage error (exit status 2) and return its stderr, which must be one line."""
+    with pytest.raises(SystemExit) as raised:
+        main(list(argv))
+    assert raised.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err.strip()
+
+
+@pytest.mark.parametrize(
+    "text, named, valid",
+    [
+        (TINY_DATA + "[backtest]\nwindows = 2\n", ["`windows`", "[backtest]", "did you mean `n_windows`"], backtest_keys()),
+        ('[data]\npath = "x.csv"\nfuture_covariate = ["promo"]\n', ["`future_covariate`", "[data]"], DATA_KEYS),
+        (TINY_DATA + "[model]\nhidden = 8\n", ["`hidden`", "[model]"], model_keys()),
+        ('[data]\nloader = "synthetic"\nargs = { series = 3 }\n', ["`series`", "args of loader 'synthetic'"], ["n_series"]),
+        (TINY_DATA + "[modle]\nhorizon = 6\n", ["[modle]", "did you mean [model]"], ["`title`", "[data]", "[backtest]"]),
+    ],
+)
+def test_spec_errors_are_one_line_naming_the_table_and_key_and_listing_the_valid_keys(tmp_path, capsys, text, named, valid):
+    (tmp_path / "spec.toml").write_text(text)
+    err = _fails(capsys, "backtest", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "out"))
+    assert err.startswith("forecaster backtest: error: ")
+    assert all(part in err for part in named), err
+    assert all(key in err for key in valid), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_spec_keys_are_the_signatures_of_the_model_and_the_backtest():
+    assert {"attention_values", "fill_gaps", "horizon", "random_state"} <= set(model_keys()) and "self" not in model_keys()
+    assert {"n_windows", "step_size", "refit", "window", "baselines", "n_jobs"} <= set(backtest_keys())
+    assert not {"model", "df", "progress"} & set(backtest_keys())
+
+
+def test_values_refused_while_running_a_spec_are_one_line_and_unexpected_errors_keep_their_traceback(
+    tmp_path, capsys, monkeypatch
+):
+    (tmp_path / "spec.toml").write_text(TINY_DATA + "[model]\nhorizon = 4\nhidden_size = -1\n")
+    err = _fails(capsys, "backtest", str(tmp_path / "spec.toml"), "--quiet")
+    assert err.startswith("forecaster backtest: error: ") and "`hidden_size`" in err
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(studies, "run_study", broken)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["backtest", str(tmp_path / "spec.toml")])
+
+
+def test_a_missing_csv_names_the_path_it_was_resolved_to(tmp_path, capsys):
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "spec.toml").write_text('[data]\npath = "sales.csv"\nhorizon = 4\n')
+    err = _fails(capsys, "backtest", str(tmp_path / "specs" / "spec.toml"))
+    resolved = (tmp_path / "specs" / "sales.csv").resolve()
+    assert f"`path` 'sales.csv' is resolved relative to the spec's folder: {resolved} does not exist" in err
+
+
+def test_a_loader_takes_the_roles_that_data_declares(tmp_path):
+    data = {"loader": "synthetic", "args": {"n_series": 2, "length": 30}, "future_covariates": [], "horizon": 3}
+    _, defaults = studies.load_study_data(data, tmp_path)
+    assert defaults["future_covariates"] == [] and defaults["horizon"] == 3 and defaults["freq"] == "MS"
+
+
+def test_the_csv_example_runs_end_to_end_with_its_covariates(tmp_path, capsys):
+    spec = REPO / "backtests" / "csv_example.toml"
+    settings = tomllib.loads(spec.read_text())
+    assert settings["model"]["max_steps"] == 20 and settings["model"]["hidden_size"] == 8
+    assert settings["backtest"]["n_windows"] == 1
+    assert main(["backtest", str(spec), "--out", str(tmp_path / "report"), "--quiet"]) == 0
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "| `future_covariates` | `promo` |" in text and "| `past_covariates` | `traffic` |" in text
+    assert set(pd.read_csv(tmp_path / "report" / "forecasts.csv")["unique_id"]) == {f"S00{k}" for k in range(5)}
+    assert "seq2seq" in capsys.readouterr().out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as raised:
+        main(["--version"])
+    assert raised.value.code == 0 and capsys.readouterr().out.strip() == f"forecaster {forecaster.__version__}"
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory, panel):
+    df, _ = panel
+    folder = tmp_path_factory.mktemp("explain") / "model"
+    fast_model().fit(df).save(folder)
+    return folder
+
+
+def test_explain_reads_a_csv_with_its_own_column_names(tmp_path, panel, saved_model, capsys):
+    df, _ = panel
+    renamed = df.rename(columns={"unique_id": "store", "ds": "month", "y": "sales"})
+    renamed.to_csv(tmp_path / "sales.csv", index=False)
+    argv = ["explain", str(saved_model), "--data", str(tmp_path / "sales.csv"), "--out", str(tmp_path / "plots")]
+    err = _fails(capsys, *argv)
+    assert "no column 'unique_id'" in err and "--id-col" in err and "'store'" in err
+    assert main([*argv, "--id-col", "store", "--time-col", "month", "--target-col", "sales"]) == 0
+    assert (tmp_path / "plots" / "forecasts.png").stat().st_size > 0
+    assert set(pd.read_csv(tmp_path / "plots" / "attention.csv")["unique_id"]) == set(df["unique_id"])
+
+
+def test_explain_refuses_integer_years_instead_of_reading_nanoseconds(tmp_path, panel, saved_model, capsys):
+    df, _ = panel
+    df.assign(ds=df.groupby("unique_id").cumcount() + 1990).to_csv(tmp_path / "years.csv", index=False)
+    err = _fails(capsys, "explain", str(saved_model), "--data", str(tmp_path / "years.csv"), "--out", str(tmp_path / "p"))
+    assert err.startswith("forecaster explain: error: ") and "holds numbers" in err and "format='%Y'" in err

@@ -10,14 +10,16 @@ the grid period ``end_i - (last_col - c)``.
 from __future__ import annotations
 
 import reprlib
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from pandas.tseries.frequencies import to_offset
 
 from .decomposition import DecompositionTable, decomposition_table
 from .features import FeatureSpec, encode_statics, scale_columns
-from .frequency import build_grid, calendar_features
+from .frequency import _MONTHLY, _QUARTERLY, _SEMI_MONTHLY, _YEARLY, build_grid, calendar_features
 from .roles import CovariateRoles, LeakageError
 from .validation import Columns, when
 
@@ -110,11 +112,83 @@ def _positions(times: pd.Series, grid: pd.DatetimeIndex, ids: pd.Series, offset:
     off = pos < 0
     if off.any():
         row = int(np.flatnonzero(off)[0])
+        own = _own_frequency(times, ids, offset, first=[ids.iloc[row]])
+        if own is not None:
+            raise ValueError(_spacing_message(argument, *own, offset))
         raise ValueError(
             f"`{argument}`: timestamp {when(times.iloc[row])} of series {ids.iloc[row]!r} is not on the "
             f"{offset.freqstr!r} grid; check `freq` or resample the data."
         )
     return pos
+
+
+# Words for the data's own frequency in messages, by the offset's base name (see `frequency`).
+_WORDS = {
+    **dict.fromkeys(_YEARLY, "yearly"),
+    **dict.fromkeys(_QUARTERLY, "quarterly"),
+    **dict.fromkeys(_MONTHLY, "monthly"),
+    **dict.fromkeys(_SEMI_MONTHLY, "semi-monthly"),
+    "W": "weekly",
+    "D": "daily",
+    "B": "business-daily",
+    "h": "hourly",
+    "H": "hourly",
+    "min": "minutely",
+    "T": "minutely",
+}
+
+
+def _own_frequency(times: pd.Series, ids: pd.Series, offset: pd.DateOffset, first: list | None = None, limit: int = 20):
+    """(alias, series id) of a series whose own regular spacing (by ``pd.infer_freq``) is not ``offset``, else None.
+
+    Looks at the series in ``first``, then at the longest ones, ``limit`` in all.
+    """
+    frame = pd.DataFrame({"id": ids.to_numpy(), "ds": times.to_numpy()})
+    sizes = frame.groupby("id", sort=False).size()
+    longest = sizes[sizes >= 3].sort_values(ascending=False, kind="stable").index.tolist()
+    candidates = list(dict.fromkeys([uid for uid in (first or []) if uid in sizes.index and sizes[uid] >= 3] + longest))
+    groups = frame.groupby("id", sort=False)["ds"]
+    for uid in candidates[:limit]:
+        stamps = pd.DatetimeIndex(np.unique(groups.get_group(uid).to_numpy()))
+        try:  # only ever on the way to an error: never let it raise a worse one
+            alias = pd.infer_freq(stamps)
+            on_model_grid = stamps.equals(pd.date_range(stamps[0], periods=len(stamps), freq=offset))
+        except (ValueError, TypeError):
+            continue
+        if alias is not None and not on_model_grid:
+            return alias, uid
+    return None
+
+
+def _spacing_message(argument: str, alias: str, uid, offset: pd.DateOffset) -> str:
+    own = to_offset(alias)
+    word = _WORDS.get(own.name.split("-")[0]) if own.n == 1 else None
+    looks = f"{word} ({alias!r}, e.g. series {uid!r})" if word else f"spaced {alias!r} apart (e.g. series {uid!r})"
+    return (
+        f"`{argument}`: the data looks {looks} but the model's frequency is {offset.freqstr!r}; "
+        f"refit with freq={alias!r} or resample the data to {offset.freqstr!r}."
+    )
+
+
+def _spacing_mismatch(frame, columns: Columns, codes, pos, uniques, gapped, offset: pd.DateOffset, strict: bool) -> str | None:
+    """The message for gapped series when the data's own spacing is not the model's frequency, else None.
+
+    Every series' steps a multiple ``k > 1`` of the model's period (quarterly data, monthly model), or a
+    gapped series regularly spaced at another frequency: the fix is ``freq``, not filling gaps. With
+    ``strict=False`` (``fill_gaps=True``: gaps are allowed) it takes both: every step a multiple ``k > 1``
+    and a series that ``pd.infer_freq`` finds regular at another frequency.
+    """
+    same = codes[1:] == codes[:-1]
+    steps = np.diff(pos)[same]
+    k = int(np.gcd.reduce(steps)) if len(steps) else 1
+    if not strict and k <= 1:
+        return None
+    own = _own_frequency(frame[columns.time], frame[columns.id], offset, first=list(uniques[gapped]))
+    if own is not None:
+        return _spacing_message("df", *own, offset)
+    if k > 1 and strict:
+        return _spacing_message("df", (offset * k).freqstr, uniques[int(np.flatnonzero(gapped)[0])], offset)
+    return None
 
 
 def build_panel(
@@ -151,8 +225,13 @@ def build_panel(
     length = end - start + 1
     counts = np.bincount(codes, minlength=n_series)
     gapped = counts < length
-    if gapped.any() and not fill_gaps:
-        raise ValueError(_gap_message(uniques, codes, pos, start, gapped, grid, columns))
+    if gapped.any():
+        mismatch = _spacing_mismatch(frame, columns, codes, pos, uniques, gapped, offset, strict=not fill_gaps)
+        if mismatch is not None:
+            raise ValueError(mismatch)
+        if not fill_gaps:
+            raise ValueError(_gap_message(uniques, codes, pos, start, gapped, grid, columns))
+    _warn_short(uniques, length, pad)
     max_len = int(length.max())
     width = pad + max_len + horizon
     last_col = pad + max_len - 1
@@ -184,6 +263,19 @@ def build_panel(
         past_names=roles.past,
         future_names=roles.future,
     )
+
+
+def _warn_short(uniques, length: np.ndarray, input_size: int) -> None:
+    """One warning for all series whose history is shorter than the encoder window."""
+    short = length < input_size
+    if short.any():
+        warnings.warn(
+            f"{int(short.sum())} of {len(length)} series have less history than input_size={input_size} periods "
+            f"(shortest: {int(length.min())}; e.g. {reprlib.repr(list(uniques[short]))}): their encoder windows are padded "
+            "before the first observation.",
+            UserWarning,
+            stacklevel=6,  # here <- build_panel <- model_panel <- the estimator <- fit/predict <- the caller
+        )
 
 
 def _gap_message(uniques, codes, pos, start, gapped, grid, columns: Columns) -> str:

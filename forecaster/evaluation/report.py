@@ -1,13 +1,10 @@
-"""Backtest reports: Markdown, self-contained HTML (images embedded), CSVs and PNG plots."""
+"""Backtest reports: Markdown, self-contained HTML (rendered from the Markdown, images embedded), CSVs and PNG plots."""
 
 from __future__ import annotations
 
-import base64
-import html
 import importlib.metadata
 import os
 import platform
-import re
 import secrets
 import shutil
 from pathlib import Path
@@ -19,6 +16,20 @@ import pandas as pd
 from .._version import __version__
 from ..partners.blend import PARTNERS
 from ..plots import ACCOUNTED, CAUTION, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
+from .report_html import render_html
+from .report_tables import (
+    MODEL,
+    code_span,
+    coverage_warning,
+    label,
+    leaderboard,
+    markdown_table,
+    paired,
+    per_fold,
+    reference_model,
+    representative_series,
+    settings_table,
+)
 
 # Every file a report may write (none is named after a series id); rewriting a report removes those of them
 # the new report does not write, and nothing else.
@@ -47,20 +58,6 @@ def _versions() -> dict[str, str]:
             found[name] = "not installed"
     found["python"] = platform.python_version()
     return found
-
-
-def _markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
-    frame = frame.reset_index()
-
-    def cell(value) -> str:
-        if isinstance(value, (float, np.floating)):
-            return "" if np.isnan(value) else f"{value:.{digits}f}"
-        return str(value)
-
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([header, rule, *rows])
 
 
 def mase_by_step(forecasts: pd.DataFrame, metrics: pd.DataFrame, models: list[str]) -> pd.DataFrame:
@@ -108,14 +105,6 @@ def _plot_relative(metrics: pd.DataFrame, models: list[str], folder: Path) -> st
     return _save(fig, folder, "relative_mase.png")
 
 
-def representative_series(metrics: pd.DataFrame, model: str = "seq2seq") -> dict[str, object]:
-    """Best, median and worst series by the model's mean MASE over folds."""
-    scores = metrics[metrics["model"] == model].groupby("unique_id")["mase"].mean().dropna().sort_values()
-    if scores.empty:
-        return {}
-    return {"best": scores.index[0], "median": scores.index[len(scores) // 2], "worst": scores.index[-1]}
-
-
 def write_report(result, folder: Path, title: str | None = None) -> Path:
     """Write the report of a :class:`BacktestResult` into ``folder``; returns the Markdown path.
 
@@ -161,29 +150,32 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
     for name, table in tables.items():
         table.to_csv(folder / name, index=False)
     summary.to_csv(folder / "summary.csv")
+    reference = reference_model(models)
     images: list[tuple[str, object, str]] = []  # caption, series id (None if none), file name
     by_step = mase_by_step(result.forecasts, result.metrics, models)
     images.append(("MASE by horizon step", None, _plot_mase_by_step(by_step, folder)))
     relative = _plot_relative(result.metrics, models, folder)
     if relative:
         images.append(("Per-series MASE relative to AutoETS", None, relative))
-    picks = representative_series(result.metrics)
+    picks = representative_series(result.metrics, reference=reference)
+    notes = _pick_notes(result.metrics, picks, reference)
     last_cutoff = result.forecasts["cutoff"].max()
     last = result.forecasts[result.forecasts["cutoff"] == last_cutoff]
     data = result.data
-    for label, uid in picks.items():
+    for name, uid in picks.items():
         if data is not None:
-            fig = plot_forecast(result.forecasts[result.forecasts["unique_id"] == uid], data, unique_ids=[uid], model="seq2seq")
-            literal(fig.axes[0].set_title(f"{uid} ({label} seq2seq MASE), last fold", loc="left", fontsize=10))
-            images.append((f"Forecast: {label} series", uid, _save(fig, folder, f"forecast_{label}.png")))
+            fig = plot_forecast(result.forecasts[result.forecasts["unique_id"] == uid], data, unique_ids=[uid], model=MODEL)
+            literal(fig.axes[0].set_title(f"{uid} ({name} seq2seq MASE), last fold", loc="left", fontsize=10))
+            literal(fig.axes[0].set_title(notes[name][0], loc="right", fontsize=8, color="0.35"))
+            images.append((f"Forecast: {name} series", uid, _save(fig, folder, f"forecast_{name}.png")))
     attention_md = ""
     if result.attention is not None:
         season = result.settings["season_length"]
         diagnostics = attention_diagnostics(result.attention, season)
-        for label, uid in picks.items():
+        for name, uid in picks.items():
             if uid in set(result.attention["unique_id"]) and uid in set(last["unique_id"]):
                 fig = plot_attention(result.attention, df=data, unique_id=uid, forecasts=last)
-                images.append((f"Attention: {label} series", uid, _save(fig, folder, f"attention_{label}.png")))
+                images.append((f"Attention: {name} series", uid, _save(fig, folder, f"attention_{name}.png")))
         fig = plot_attention_profile(result.attention, season, relative_to="target")
         images.append(("Attention profile (lag from the target period)", None, _save(fig, folder, "attention_profile.png")))
         check = result.settings.get("occlusion")
@@ -201,21 +193,14 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
             f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
             f"- share of attention on the last season ({season} periods) before the origin: "
             f"{diagnostics.last_season_share:.3f}\n\n"
-            + _markdown_table(diagnostics.by_step)
+            + markdown_table(diagnostics.by_step)
             + f"\n\n> {ACCOUNTED if accounted else CAUTION}\n"
         )
-    (folder / "report.md").write_text(_markdown(result, summary, by_step, attention_md, images, title), encoding="utf-8")
-    html_text = _html(result, summary, by_step, attention_md, images, folder, title)
-    (folder / "report.html").write_text(html_text, encoding="utf-8")
+    text = _markdown(result, summary, by_step, attention_md, images, notes, reference, title)
+    (folder / "report.md").write_text(text, encoding="utf-8")
+    page = render_html(text, folder, [name for _, _, name in images], title or "Backtest report")
+    (folder / "report.html").write_text(page, encoding="utf-8")
     return [*tables, "summary.csv", *(name for _, _, name in images), "report.md", "report.html"]
-
-
-def _code_span(value) -> str:
-    """``value`` as a Markdown code span: shown as written (no emphasis, links or ``$`` math)."""
-    text = " ".join(str(value).splitlines())
-    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _settings_lines(result) -> list[str]:
@@ -227,7 +212,7 @@ def _settings_lines(result) -> list[str]:
         f"- folds: {s['n_windows']} origins, {s['step_size']} periods apart, horizon {s['horizon']}, "
         f"{s['window']} window, refit={s['refit']}; cutoffs: {', '.join(s['cutoffs'])}",
         f"- series skipped in some fold: {result.skipped['unique_id'].nunique()} (see skipped.csv)",
-        f"- model: seq2seq with {', '.join(f'{k}={v!r}' for k, v in params.items() if k not in ('progress',))}",
+        "- model: seq2seq; its settings, as fitted, are listed under *Model settings*",
         f"- seed (random_state): {params.get('random_state')}",
         _blend_line(s["blend_weights"]),
         f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data",
@@ -250,8 +235,63 @@ def _blend_line(weights: dict[str, float]) -> str:
     )
 
 
-def _markdown(result, summary, by_step, attention_md, images, title) -> str:
-    parts = [f"# {title or 'Backtest report'}", "", *_settings_lines(result), "", "## Summary", "", _markdown_table(summary), ""]
+def _pick_notes(metrics: pd.DataFrame, picks: dict, reference: str | None) -> dict[str, tuple[str, str]]:
+    """Per pick: a short reason (for the plot) and a sentence with its numbers (for the report)."""
+    own = metrics[metrics["model"] == MODEL].groupby("unique_id")["mase"].mean()
+    against = paired(metrics, reference).set_index("unique_id") if reference else pd.DataFrame()
+    notes = {}
+    for name, uid in picks.items():
+        if name != "median" and uid in against.index:
+            row, ref = against.loc[uid], label(reference)
+            gain = "gain against" if name == "best" else "loss to"
+            short = f"picked by the largest MASE {gain} {ref}"
+            numbers = (
+                f"seq2seq MASE {row[f'{MODEL}_mase']:.3f}, {ref} {row[f'{reference}_mase']:.3f} "
+                f"(difference {row['difference']:+.3f}, mean over {int(row['n_folds'])} folds)"
+            )
+        else:
+            short = {"best": "picked by the lowest seq2seq MASE", "worst": "picked by the highest seq2seq MASE"}.get(
+                name, "picked by the median seq2seq MASE"
+            )
+            numbers = f"seq2seq MASE {own.get(uid, np.nan):.3f} (mean over folds)"
+        notes[name] = (short, f"{short[0].upper()}{short[1:]}: {numbers}.")
+    return notes
+
+
+def _against(result, reference: str | None) -> list[str]:
+    """The leaderboard section: where seq2seq beats the reference most, and where it loses most."""
+    if reference is None:
+        return ["## Against a baseline", "", "No baseline ran, so there is nothing to compare seq2seq with per series.", ""]
+    ref = label(reference)
+    table = paired(result.metrics, reference)
+    gains, losses = leaderboard(result.metrics, reference)
+    intro = ""
+    if reference != "auto_ets":
+        intro = f"AutoETS is not among the baselines: against {ref} (`{reference}`), the first baseline. "
+    parts = [
+        f"## Against {ref}",
+        "",
+        f"{intro}Per series, the mean MASE over the folds where both seq2seq and {ref} are scored; `difference` is "
+        f"seq2seq minus {ref} (negative: seq2seq is better) and `ratio` seq2seq over {ref}. seq2seq is better on "
+        f"{int((table['difference'] < 0).sum())} of {len(table)} series, worse on {int((table['difference'] > 0).sum())}.",
+        "",
+    ]
+    for heading, rows, none in (
+        (f"Where seq2seq beats {ref} most", gains, "on no series"),
+        (f"Where seq2seq loses most to {ref}", losses, "on no series"),
+    ):
+        shown = f" (the {len(rows)} largest differences)" if len(rows) >= 10 else ""
+        parts += [f"### {heading}{shown}", ""]
+        parts += [markdown_table(rows, code=("unique_id",)) if len(rows) else f"None: seq2seq does so {none}.", ""]
+    return parts
+
+
+def _markdown(result, summary, by_step, attention_md, images, notes, reference, title) -> str:
+    parts = [f"# {title or 'Backtest report'}", "", *_settings_lines(result), "", "## Summary", "", markdown_table(summary), ""]
+    coverage = summary["coverage"].get(MODEL) if "coverage" in summary else None
+    warning = coverage_warning(coverage, result.settings["model_params"].get("quantiles"))
+    if warning:
+        parts += [warning, ""]
     parts += [
         "MASE: mean absolute error over the horizon divided by the mean absolute seasonal difference of each "
         "fold's training data; zero scales are excluded and counted (`n_zero_scale`). `rel_mase_vs_X` is the "
@@ -260,33 +300,34 @@ def _markdown(result, summary, by_step, attention_md, images, title) -> str:
         "outermost interval (nominal 80% by default). Seconds: the model's fit and predict time summed over folds; "
         "for the statsforecast baselines, `fit_seconds` is fit plus forecast.",
         "",
+        "## Per fold",
+        "",
+        "Each model's mean MASE and interval coverage in each fold (fold 1 has the earliest origin).",
+        "",
+        markdown_table(per_fold(result.metrics, result.models, result.settings["n_windows"], result.settings.get("cutoffs"))),
+        "",
+        *_against(result, reference),
         "## MASE by horizon step",
         "",
-        _markdown_table(by_step),
+        markdown_table(by_step),
         "",
     ]
     if attention_md:
         parts += ["## Attention", "", attention_md, ""]
-    parts += ["## Plots", ""]
+    parts += [
+        "## Model settings",
+        "",
+        "The seq2seq model's parameters; where one was left to the model (None), the value fitting inferred "
+        "from the data or resolved, from the last fold's model.",
+        "",
+        markdown_table(settings_table(result)),
+        "",
+        "## Plots",
+        "",
+    ]
     for caption, uid, name in images:
-        heading = caption if uid is None else f"{caption} ({_code_span(uid)})"
-        parts.append(f"### {heading}\n\n![{caption}]({name})\n")
+        heading = caption if uid is None else f"{caption} ({code_span(uid)})"
+        pick = caption.split(": ")[-1].removesuffix(" series")
+        note = f"{notes[pick][1]}\n\n" if uid is not None and caption.startswith("Forecast") and pick in notes else ""
+        parts.append(f"### {heading}\n\n{note}![{caption}]({name})\n")
     return "\n".join(parts)
-
-
-def _html(result, summary, by_step, attention_md, images, folder: Path, title) -> str:
-    def embed(name: str) -> str:
-        data = base64.b64encode((folder / name).read_bytes()).decode()
-        return f'<img alt="{html.escape(name)}" src="data:image/png;base64,{data}" style="max-width:100%">'
-
-    settings = "".join(f"<li>{html.escape(line[2:])}</li>" for line in _settings_lines(result))
-    attention = "".join(f"<p>{html.escape(line)}</p>" for line in attention_md.splitlines() if line and not line.startswith("|"))
-    figures = "".join(f"<h3>{html.escape(c if uid is None else f'{c} ({uid})')}</h3>{embed(n)}" for c, uid, n in images)
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title or "Backtest report")}</title>
-<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;}} table{{border-collapse:collapse;font-size:13px}}
-td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}</style></head><body>
-<h1>{html.escape(title or "Backtest report")}</h1><ul>{settings}</ul>
-<h2>Summary</h2>{summary.to_html(float_format=lambda v: f"{v:.3f}")}
-<h2>MASE by horizon step</h2>{by_step.to_html(float_format=lambda v: f"{v:.3f}")}
-{"<h2>Attention</h2>" + attention if attention_md else ""}
-<h2>Plots</h2>{figures}</body></html>"""

@@ -1,7 +1,15 @@
-"""Backtest studies described by a TOML spec: which data, which model, which backtest."""
+"""Backtest studies described by a TOML spec: which data, which model, which backtest.
+
+A spec is checked before anything runs: an unknown table or key, or a value of the wrong kind, raises
+:class:`SpecError` naming the table and key and listing the valid keys; nothing is silently ignored.
+A CSV or Parquet ``path`` is resolved relative to the spec's folder (an absolute path is used as given).
+"""
 
 from __future__ import annotations
 
+import difflib
+import inspect
+import numbers
 from pathlib import Path
 
 import pandas as pd
@@ -17,57 +25,182 @@ LOADERS = {
     "electricity": datasets.load_electricity,
     "synthetic": datasets.make_panel,
 }
+TABLES = ("data", "model", "backtest")
+TOP_LEVEL = ("title", *TABLES)
+ROLE_KEYS = ("future_covariates", "past_covariates", "static_covariates")
+COLUMN_KEYS = ("id_col", "time_col", "target_col")
+DATA_KEYS = ("loader", "args", "path", *COLUMN_KEYS, *ROLE_KEYS, "freq", "horizon", "max_series")
+COLUMN_DEFAULTS = {"id_col": "unique_id", "time_col": "ds", "target_col": "y"}
 
 
-def load_spec(path: str | Path) -> dict:
-    """Read a study spec; errors name the missing table or key."""
-    spec = tomllib.loads(Path(path).read_text())
+class SpecError(ValueError):
+    """A study spec that cannot run as written; the message names the table and key at fault."""
+
+
+def model_keys() -> tuple[str, ...]:
+    """Keys of [model]: every ``Seq2SeqForecaster`` parameter."""
+    return tuple(name for name in inspect.signature(Seq2SeqForecaster.__init__).parameters if name != "self")
+
+
+def backtest_keys() -> tuple[str, ...]:
+    """Keys of [backtest]: every ``backtest`` keyword but the model, the data and the progress switch."""
+    return tuple(name for name in inspect.signature(backtest).parameters if name not in ("model", "df", "progress"))
+
+
+def _valid_keys(table: str) -> tuple[str, ...]:
+    return {"data": DATA_KEYS, "model": model_keys(), "backtest": backtest_keys()}[table]
+
+
+def _check_keys(given: dict, valid: tuple[str, ...], where: str) -> None:
+    unknown = [key for key in given if key not in valid]
+    if unknown:
+        close = [key for key in valid if unknown[0] in key] or difflib.get_close_matches(unknown[0], valid, n=1)
+        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        raise SpecError(f"unknown key `{unknown[0]}` in {where}{hint}; valid keys: {', '.join(valid)}.")
+
+
+def _check_top_level(spec: dict) -> None:
+    valid = "`title`, " + ", ".join(f"[{name}]" for name in TABLES)
+    for key, value in spec.items():
+        if key not in TOP_LEVEL:
+            close = difflib.get_close_matches(key, TOP_LEVEL, n=1)
+            what = f"table [{key}]" if isinstance(value, dict) else f"top-level key `{key}`"
+            hint = f" (did you mean {'`title`' if close == ['title'] else f'[{close[0]}]'}?)" if close else ""
+            raise SpecError(f"unknown {what}{hint}; valid: {valid}.")
+        if key == "title" and not isinstance(value, str):
+            raise SpecError(f"`title` must be a string; got {value!r}.")
+        if key in TABLES and not isinstance(value, dict):
+            raise SpecError(f"`{key}` must be a table ([{key}] with keys {', '.join(_valid_keys(key))}); got {value!r}.")
     if "data" not in spec:
-        raise ValueError(f"Study spec {str(path)!r} has no [data] table.")
-    return spec
+        raise SpecError(f"the spec has no [data] table; valid keys of [data]: {', '.join(DATA_KEYS)}.")
 
 
-def load_study_data(data: dict, base: Path) -> tuple[pd.DataFrame, dict]:
-    """The frame and the model defaults (freq, horizon, roles) that a [data] table names."""
+def _positive_int(data: dict, key: str) -> None:
+    value = data.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
+        raise SpecError(f"[data] `{key}` must be a positive integer; got {value!r}.")
+
+
+def _check_data(data: dict) -> None:
+    _check_keys(data, DATA_KEYS, "[data]")
+    if ("loader" in data) == ("path" in data):
+        raise SpecError("[data] needs exactly one of `loader` (a built-in dataset) or `path` (a CSV or Parquet file).")
     if "loader" in data:
         name = data["loader"]
         if name not in LOADERS:
-            raise ValueError(f"[data] loader must be one of {tuple(LOADERS)}; got {name!r}.")
-        df, info = LOADERS[name](**data.get("args", {}))
+            raise SpecError(f"[data] `loader` must be one of {', '.join(LOADERS)}; got {name!r}.")
+        if not isinstance(data.get("args", {}), dict):
+            raise SpecError(f'[data] `args` must be a table, e.g. args = {{ group = "monthly" }}; got {data["args"]!r}.')
+        valid = tuple(inspect.signature(LOADERS[name]).parameters)
+        _check_keys(data.get("args", {}), valid, f"[data] args of loader {name!r}")
+        for key in COLUMN_KEYS:
+            if key in data:
+                raise SpecError(f"[data] `{key}` names a column of a `path` file; loader {name!r} gives unique_id, ds and y.")
+    else:
+        if "args" in data:
+            raise SpecError("[data] `args` are the arguments of a `loader`; a `path` file takes none.")
+        for key in ("path", *COLUMN_KEYS):
+            if key in data and not isinstance(data[key], str):
+                raise SpecError(f"[data] `{key}` must be a string; got {data[key]!r}.")
+    for key in ROLE_KEYS:
+        value = data.get(key, [])
+        if not isinstance(value, str) and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise SpecError(f'[data] `{key}` must be a list of column names, e.g. {key} = ["promo"]; got {value!r}.')
+    if "freq" in data and not isinstance(data["freq"], str):
+        raise SpecError(f'[data] `freq` must be a pandas offset alias such as "MS"; got {data["freq"]!r}.')
+    _positive_int(data, "horizon")
+    _positive_int(data, "max_series")
+
+
+def load_spec(path: str | Path) -> dict:
+    """Read and check a study spec.
+
+    Raises:
+        SpecError: the file is missing or not TOML, or a table or key is unknown or of the wrong kind.
+    """
+    try:
+        spec = tomllib.loads(Path(path).read_text())
+    except OSError as error:
+        raise SpecError(f"cannot read the spec {str(path)!r}: {error.strerror or error}.") from error
+    except tomllib.TOMLDecodeError as error:
+        raise SpecError(f"{str(path)!r} is not valid TOML: {error}.") from error
+    _check_top_level(spec)
+    _check_data(spec["data"])
+    for table in ("model", "backtest"):
+        _check_keys(spec.get(table, {}), _valid_keys(table), f"[{table}]")
+    baselines = spec.get("backtest", {}).get("baselines")
+    if baselines is not None and not isinstance(baselines, list):
+        raise SpecError(f'[backtest] `baselines` must be a list such as ["seasonal_naive", "auto_ets"]; got {baselines!r}.')
+    return spec
+
+
+def _roles(data: dict) -> dict:
+    return {key: [data[key]] if isinstance(data[key], str) else list(data[key]) for key in ROLE_KEYS if key in data}
+
+
+def _read_file(value: str, data: dict, base: Path, where: str = "[data] `path`") -> pd.DataFrame:
+    """A CSV or Parquet file of the spec (relative to its folder), its columns renamed to unique_id, ds and y."""
+    path = (base / value).resolve()
+    if not path.is_file():
+        raise SpecError(f"{where} {value!r} is resolved relative to the spec's folder: {path} does not exist.")
+    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    names = {key: data.get(key, default) for key, default in COLUMN_DEFAULTS.items()}
+    if where != "[data] `path`":  # future-known covariates: no target
+        names.pop("target_col")
+    for key, name in names.items():
+        if name not in df.columns:
+            raise SpecError(
+                f"[data] `{key}` {name!r} is not a column of {path.name}; its columns are {', '.join(map(str, df.columns))}."
+            )
+    df = df.rename(columns={names[key]: COLUMN_DEFAULTS[key] for key in names})
+    if not pd.api.types.is_numeric_dtype(df["ds"]):  # numbers are refused by validation, never read as nanoseconds
+        df["ds"] = pd.to_datetime(df["ds"])
+    return df
+
+
+def load_study_data(data: dict, base: Path) -> tuple[pd.DataFrame, dict]:
+    """The frame and the model defaults (freq, horizon, roles) that a checked [data] table names."""
+    given = {**_roles(data), **{key: data[key] for key in ("freq", "horizon") if key in data}}
+    if "loader" in data:
+        try:
+            df, info = LOADERS[data["loader"]](**data.get("args", {}))
+        except ImportError as error:
+            raise SpecError(f"[data] `loader` {data['loader']!r}: {error}") from error
         defaults = {
             "horizon": info.horizon,
             "freq": info.freq,
             "season_length": info.season_length,
-            "future_covariates": list(info.future_covariates),
-            "past_covariates": list(info.past_covariates),
-            "static_covariates": list(info.static_covariates),
+            **{key: list(getattr(info, key)) for key in ROLE_KEYS},
         }
-        return df, {"description": f"{info.name} ({info.source})", **defaults}
-    if "path" not in data:
-        raise ValueError("[data] needs `loader` (a built-in dataset) or `path` (a CSV or Parquet file).")
-    path = (base / data["path"]).resolve()
-    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    renames = {data.get("id_col", "unique_id"): "unique_id", data.get("time_col", "ds"): "ds", data.get("target_col", "y"): "y"}
-    df = df.rename(columns=renames)
-    if not pd.api.types.is_numeric_dtype(df["ds"]):  # numbers are refused by validation, never read as nanoseconds
-        df["ds"] = pd.to_datetime(df["ds"])
-    roles = {k: list(data.get(k, [])) for k in ("future_covariates", "past_covariates", "static_covariates")}
-    return df, {"description": str(path.name), **roles, **{k: data[k] for k in ("freq", "horizon") if k in data}}
+        return df, {"description": f"{info.name} ({info.source})", **defaults, **given}
+    df = _read_file(data["path"], data, base)
+    return df, {"description": str(Path(data["path"]).name), **{key: [] for key in ROLE_KEYS}, **given}
 
 
 def run_study(path: str | Path, progress: bool = True) -> tuple[BacktestResult, dict]:
-    """Run the backtest a spec describes; returns the result and the spec."""
+    """Run the backtest a spec describes; returns the result and the spec.
+
+    Raises:
+        SpecError: the spec is wrong (see :func:`load_spec`), its file is missing or lacks a named column.
+    """
     spec = load_spec(path)
     df, defaults = load_study_data(spec["data"], Path(path).parent)
     if "max_series" in spec["data"]:
         keep = pd.unique(df["unique_id"])[: int(spec["data"]["max_series"])]
         df = df[df["unique_id"].isin(keep)]
     description = defaults.pop("description")
-    params = {**defaults, **spec.get("model", {}), "progress": progress}
+    params = {**defaults, "progress": progress, **spec.get("model", {})}  # [model] progress = false quiets training
+    if "horizon" not in params:
+        raise SpecError("the spec sets no horizon: give `horizon` in [data] or [model].")
     model = Seq2SeqForecaster(**params)
     settings = dict(spec.get("backtest", {}))
     if "baselines" in settings:
         settings["baselines"] = tuple(settings["baselines"])
+    if "future_covariates_df" in settings:  # a file beside the data, with the same column names
+        where = "[backtest] `future_covariates_df`"
+        if not isinstance(settings["future_covariates_df"], str):
+            raise SpecError(f"{where} must be the path of a CSV or Parquet file; got {settings['future_covariates_df']!r}.")
+        settings["future_covariates_df"] = _read_file(settings["future_covariates_df"], spec["data"], Path(path).parent, where)
     result = backtest(model, df, progress=progress, **settings)
     result.settings["data"] = description
     return result, spec

@@ -1,0 +1,67 @@
+"""report.html: report.md rendered by markdown-it-py into a small page, images embedded as data URIs.
+
+The HTML is made from the Markdown text itself, so it holds every heading, paragraph, bullet and table row
+of report.md and nothing else. Raw HTML in the Markdown is escaped, not passed through (titles and series
+ids are data). The page is a plain :class:`string.Template` (``$title``, ``$body``): the body is HTML
+markdown-it already escaped, so a template engine would add a dependency and nothing to do.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import mimetypes
+from importlib.resources import files
+from pathlib import Path
+from string import Template
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+TEMPLATE = files("forecaster.evaluation") / "templates" / "report.html"
+
+
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+    def table_open(self, tokens, idx, options, env):  # each table in its own horizontally scrolling box
+        return '<div class="table-wrap" style="overflow-x:auto">\n' + self.renderToken(tokens, idx, options, env)
+
+    def table_close(self, tokens, idx, options, env):
+        return self.renderToken(tokens, idx, options, env) + "</div>\n"
+
+    md.add_render_rule("table_open", table_open)
+    md.add_render_rule("table_close", table_close)
+    return md
+
+
+def _embed(tokens, folder: Path, images: set[str]) -> None:
+    """Point every image of the report at its file's bytes (a data URI), so the page stands alone."""
+    for token in tokens:
+        if token.type == "image" and token.attrGet("src") in images:
+            name = str(token.attrGet("src"))
+            kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+            token.attrSet("src", f"data:{kind};base64,{base64.b64encode((folder / name).read_bytes()).decode()}")
+        if token.children:
+            _embed(token.children, folder, images)
+
+
+def _breakable_headers(tokens) -> None:
+    """Let long column names (``rel_mase_vs_seasonal_naive``) wrap after underscores, so wide tables fit."""
+    for before, token in zip(tokens, tokens[1:], strict=False):
+        if before.type == "th_open" and token.type == "inline" and token.children:
+            token.children = [
+                Token("html_inline", "", 0, content=html.escape(t.content).replace("_", "_<wbr>")) if t.type == "text" else t
+                for t in token.children
+            ]
+
+
+def render_html(markdown_text: str, folder: Path, images: list[str], title: str) -> str:
+    """The HTML page of ``markdown_text``; ``images`` are file names in ``folder`` the text links to."""
+    md = _markdown()
+    env: dict = {}
+    tokens = md.parse(markdown_text, env)
+    _embed(tokens, Path(folder), set(images))
+    _breakable_headers(tokens)
+    body = md.renderer.render(tokens, md.options, env)
+    return Template(TEMPLATE.read_text(encoding="utf-8")).substitute(title=html.escape(title), body=body)

@@ -1,0 +1,184 @@
+"""The report's tables and the choices made from them, as data frames and Markdown.
+
+Every table of the report is written here as Markdown (one header row, no index-name row) and the HTML
+report is rendered from that Markdown, so both show the same rows.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+MODEL = "seq2seq"
+# Readable names of the baselines, for prose and headings (tables keep the column names).
+LABELS = {"auto_ets": "AutoETS", "seasonal_naive": "seasonal naive"}
+# How far the interval's coverage may stray from its nominal level before the report warns.
+COVERAGE_TOLERANCE = 0.03
+
+
+def label(model: str) -> str:
+    return LABELS.get(model, model)
+
+
+def code_span(value) -> str:
+    """``value`` as a Markdown code span: shown as written (no emphasis, links or ``$`` math)."""
+    text = " ".join(str(value).splitlines())
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _cell(value, digits: int) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, (float, np.floating)):
+        return "" if np.isnan(value) else f"{value:.{digits}f}"
+    return " ".join(str(value).splitlines())
+
+
+def markdown_table(frame: pd.DataFrame, digits: int = 3, code: tuple[str, ...] = ()) -> str:
+    """``frame`` as a pipe table: a meaningful index becomes the first column; numbers are right-aligned.
+
+    Cells of the ``code`` columns are code spans (series ids: shown literally). A ``|`` in a cell is
+    escaped, also inside code spans (GitHub and markdown-it read ``\\|`` there as a literal pipe).
+    """
+    if not isinstance(frame.index, pd.RangeIndex) or frame.index.name is not None:
+        frame = frame.reset_index()
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in frame.columns]
+    header = "| " + " | ".join(str(c).replace("|", "\\|") for c in frame.columns) + " |"
+    rule = "|" + "|".join("---:" if right else "---" for right in numeric) + "|"
+    rows = []
+    for values in frame.itertuples(index=False):
+        cells = [code_span(v) if c in code else _cell(v, digits) for c, v in zip(frame.columns, values, strict=True)]
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join([header, rule, *rows])
+
+
+def reference_model(models: list[str], model: str = MODEL) -> str | None:
+    """What the model is measured against: AutoETS when it ran, else the first baseline, else None."""
+    others = [m for m in models if m != model]
+    return "auto_ets" if "auto_ets" in others else (others[0] if others else None)
+
+
+def fold_numbers(metrics: pd.DataFrame, n_windows: int) -> pd.Series:
+    """The fold (1 = earliest) of each row of ``metrics``.
+
+    Series ending at different times have different cutoffs in one fold, so the fold is counted per
+    series from its last cutoff: a series skipped in a fold (too short) is skipped in every earlier one.
+    """
+    from_last = metrics.groupby("unique_id")["cutoff"].rank(method="dense", ascending=False).astype(int)
+    return n_windows - from_last + 1
+
+
+def per_fold(metrics: pd.DataFrame, models: list[str], n_windows: int, cutoffs: list[str] | None = None) -> pd.DataFrame:
+    """One row per fold and model: its cutoff, mean MASE, interval coverage and series scored."""
+    frame = metrics.assign(fold=fold_numbers(metrics, n_windows))
+    rows = []
+    for (fold, model), part in frame.groupby(["fold", "model"], sort=False):
+        low, high = part["cutoff"].min(), part["cutoff"].max()
+        described = str(low.date()) if low == high and low == low.normalize() else f"{low} .. {high}"
+        row = {"fold": int(fold), "cutoff": cutoffs[fold - 1] if cutoffs and len(cutoffs) == n_windows else described}
+        row |= {"model": model, "mean_mase": part["mase"].mean()}
+        if "coverage" in part:
+            row["coverage"] = part["coverage"].mean()
+        row["n_scored"] = int(part["mase"].notna().sum())
+        rows.append(row)
+    order = {m: i for i, m in enumerate(models)}
+    table = pd.DataFrame(rows)
+    return table.sort_values(["fold", "model"], key=lambda c: c.map(order) if c.name == "model" else c, ignore_index=True)
+
+
+def paired(metrics: pd.DataFrame, reference: str, model: str = MODEL) -> pd.DataFrame:
+    """Per series, over the folds where both are scored: mean MASE of each, their difference and ratio."""
+    wide = metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase", dropna=False)
+    if model not in wide or reference not in wide:
+        return pd.DataFrame(columns=["unique_id", f"{model}_mase", f"{reference}_mase", "difference", "ratio", "n_folds"])
+    both = wide[[model, reference]].dropna()
+    means = both.groupby(level="unique_id").mean()
+    table = pd.DataFrame(
+        {
+            f"{model}_mase": means[model],
+            f"{reference}_mase": means[reference],
+            "difference": means[model] - means[reference],
+            "ratio": means[model] / means[reference].replace(0.0, np.nan),
+            "n_folds": both.groupby(level="unique_id").size(),
+        }
+    )
+    return table.rename_axis("unique_id").reset_index()
+
+
+def leaderboard(metrics: pd.DataFrame, reference: str, model: str = MODEL, n: int = 10) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``n`` series where the model beats ``reference`` most, and the ``n`` where it loses most."""
+    table = paired(metrics, reference, model)
+    gains = table[table["difference"] < 0].sort_values(["difference", "unique_id"]).head(n)
+    losses = table[table["difference"] > 0].sort_values(["difference", "unique_id"], ascending=[False, True]).head(n)
+    return gains.reset_index(drop=True), losses.reset_index(drop=True)
+
+
+def representative_series(metrics: pd.DataFrame, model: str = MODEL, reference: str | None = None) -> dict[str, object]:
+    """Best, median and worst series of ``model``.
+
+    Best and worst: the largest gain and the largest loss against ``reference`` (AutoETS when it ran, else
+    the first baseline), as the mean MASE difference over the folds both scored. Median: by the model's own
+    mean MASE over folds. Without a baseline, best and worst are by the model's own MASE too.
+    """
+    scores = metrics[metrics["model"] == model].groupby("unique_id")["mase"].mean().dropna().sort_values()
+    if scores.empty:
+        return {}
+    reference = reference or reference_model(list(dict.fromkeys(metrics["model"])), model)
+    against = paired(metrics, reference, model) if reference else None
+    if against is None or against.empty:
+        return {"best": scores.index[0], "median": scores.index[len(scores) // 2], "worst": scores.index[-1]}
+    ranked = against.sort_values(["difference", "unique_id"], ignore_index=True)
+    return {"best": ranked["unique_id"].iloc[0], "median": scores.index[len(scores) // 2], "worst": ranked["unique_id"].iloc[-1]}
+
+
+def coverage_warning(coverage: float | None, quantiles) -> str | None:
+    """A Markdown warning when the model interval's coverage lies outside its nominal level +- the tolerance."""
+    levels = sorted(float(q) for q in (quantiles or ()))
+    if len(levels) < 2 or coverage is None or not np.isfinite(coverage):
+        return None
+    low, high = levels[0], levels[-1]
+    nominal = high - low
+    if abs(coverage - nominal) <= COVERAGE_TOLERANCE + 1e-12:
+        return None
+    direction = "too narrow" if coverage < nominal else "too wide"
+    return (
+        f"> **Warning:** the {low * 100:g}-{high * 100:g}% interval covered {coverage * 100:.1f}% of actuals "
+        f"(nominal {nominal * 100:g}%); it is {direction} (flagged outside "
+        f"{(nominal - COVERAGE_TOLERANCE) * 100:g}-{(nominal + COVERAGE_TOLERANCE) * 100:g}%)."
+    )
+
+
+def _value(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) if value else "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def settings_table(result) -> pd.DataFrame:
+    """The model's settings, one row each, with the values fitting resolved where the given one was None."""
+    params = {k: v for k, v in result.settings["model_params"].items() if k != "progress"}
+    state = getattr(result.last_model, "state_", None)
+    fitted = {
+        "freq": getattr(state, "freq", result.settings.get("freq")),
+        "season_length": getattr(state, "season_length", result.settings.get("season_length")),
+        "input_size": getattr(state, "input_size", None),
+        "trend_line": getattr(state, "trend_line", None),
+        **result.settings.get("blend_weights", {}),
+    }
+    first = ["horizon", "freq", "season_length", "input_size", "quantiles", "theta_weight", "holt_winters_weight"]
+    rows = []
+    for name in [*(k for k in first if k in params), *(k for k in params if k not in first)]:
+        given, value = params[name], fitted.get(name)
+        shown = code_span(_value(given if value is None else value))
+        if value is not None and given is None:
+            shown += " (inferred)" if name in ("freq", "season_length") else " (resolved)"
+        elif value is not None and value != given:
+            shown += f" (given {code_span(_value(given))})"
+        rows.append({"parameter": code_span(name), "value": shown})
+    return pd.DataFrame(rows)

@@ -1,0 +1,83 @@
+"""Messages that name the real problem: data at another frequency than the model's, histories shorter than the window."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model
+
+from forecaster.datasets import make_panel
+
+
+@pytest.fixture(scope="module")
+def monthly():
+    df, _ = make_panel(n_series=4, length=40, seed=0, static=False, short_share=0.0, missing_share=0.0)
+    return df[["unique_id", "ds", "y"]]
+
+
+@pytest.fixture(scope="module")
+def monthly_model(monthly):
+    return fast_model(horizon=4, max_steps=5).fit(monthly)
+
+
+def _quarterly(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["ds"].dt.month.isin([1, 4, 7, 10])].reset_index(drop=True)
+
+
+def _message(call) -> str:
+    with pytest.raises(ValueError) as raised:
+        call()
+    return str(raised.value)
+
+
+def test_quarterly_data_for_a_monthly_model_is_named_as_such_not_as_gaps(monthly, monthly_model):
+    message = _message(lambda: monthly_model.predict(df=_quarterly(monthly)))  # on the MS grid, every third month
+    assert "the data looks quarterly ('QS-OCT', e.g. series 'S000') but the model's frequency is 'MS'" in message
+    assert "refit with freq='QS-OCT' or resample" in message and "fill_gaps" not in message
+    quarter_ends = _quarterly(monthly).assign(ds=lambda f: f["ds"] + pd.offsets.QuarterEnd(0))  # off the MS grid
+    message = _message(lambda: monthly_model.predict(df=quarter_ends))
+    assert "looks quarterly ('QE-DEC'" in message and "'MS'" in message and "not on the" not in message
+    message = _message(lambda: fast_model(horizon=2, freq="MS").fit(_quarterly(monthly)))
+    assert "looks quarterly ('QS-OCT'" in message
+
+
+def test_a_frequency_mismatch_is_refused_even_when_gaps_may_be_filled(monthly):
+    model = fast_model(horizon=4, max_steps=5, fill_gaps=True).fit(monthly)
+    assert "looks quarterly" in _message(lambda: model.predict(df=_quarterly(monthly)))
+
+
+def test_every_step_a_multiple_of_the_period_is_a_frequency_mismatch_even_when_pandas_cannot_name_it(monthly, monthly_model):
+    quarterly = _quarterly(monthly)
+    patchy = quarterly.drop(index=quarterly.groupby("unique_id").head(3).index[1::3])  # a quarter missing per series
+    message = _message(lambda: monthly_model.predict(df=patchy))
+    assert "spaced '3MS' apart" in message and "refit with freq='3MS'" in message
+
+
+def test_monthly_data_for_a_quarterly_model_and_real_gaps_keep_their_own_messages(monthly, monthly_model):
+    quarterly_model = fast_model(horizon=2, input_size=8, max_steps=5).fit(_quarterly(monthly))
+    message = _message(lambda: quarterly_model.predict(df=monthly))
+    assert "looks monthly ('MS'" in message and "model's frequency is 'QS-OCT'" in message
+    gappy = monthly.drop(index=[10, 11])
+    message = _message(lambda: monthly_model.predict(df=gappy))
+    assert "have gaps" in message and "fill_gaps=True" in message and "looks" not in message
+
+
+def _short_warnings(call) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message) for w in caught if issubclass(w.category, UserWarning) and "input_size" in str(w.message)]
+
+
+def test_a_history_shorter_than_the_window_warns_once_per_fit_and_predict(monthly):
+    starts = monthly.groupby("unique_id")["ds"].transform("min")
+    late = np.where(monthly["unique_id"].isin(["S001", "S002"]), starts + pd.DateOffset(months=31), starts)
+    short = monthly[monthly["ds"] >= late]  # S001 and S002 keep 9 months, input_size 12
+    model = fast_model(horizon=4, max_steps=5)
+    (fitted,) = _short_warnings(lambda: model.fit(short))
+    assert "2 of 4 series have less history than input_size=12 periods (shortest: 9" in fitted
+    assert "'S001'" in fitted and "padded" in fitted
+    (predicted,) = _short_warnings(lambda: model.predict(df=short))
+    assert predicted == fitted
+    assert _short_warnings(lambda: model.predict(df=monthly)) == []

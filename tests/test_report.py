@@ -1,0 +1,260 @@
+"""report.html is report.md rendered (nothing dropped, no Markdown left over), and the report's views are right."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+from conftest import fast_model
+
+import forecaster
+from forecaster.datasets import make_panel
+from forecaster.evaluation.report_html import render_html
+from forecaster.evaluation.report_tables import coverage_warning, markdown_table, representative_series
+
+VOID = {"img", "br", "wbr", "hr", "meta", "link", "input"}
+CAPTURED = {"h1", "h2", "h3", "h4", "p", "li", "th", "td", "blockquote", "code", "strong", "title"}
+
+
+class Page(HTMLParser):
+    """What a reader sees of a page: headings, paragraphs, list items, tables (rows of cells), images, text nodes."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, dict]] = []
+        self.open: list[list] = []  # [tag, text] being captured
+        self.found: dict[str, list[str]] = {tag: [] for tag in CAPTURED}
+        self.headings: list[tuple[str, str]] = []
+        self.tables: list[dict] = []
+        self.images: list[dict] = []
+        self.texts: list[tuple[str, tuple[str, ...]]] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img":
+            self.images.append(attrs)
+        if tag == "table":
+            parent = self.stack[-1] if self.stack else ("", {})
+            heading = self.headings[-1][1] if self.headings else ""
+            self.tables.append({"rows": [], "parent": parent, "heading": heading})
+        if tag == "tr":
+            self.tables[-1]["rows"].append([])
+        if tag in ("th", "td"):
+            self.tables[-1]["rows"][-1].append([tag, ""])
+        if tag in CAPTURED:
+            self.open.append([tag, ""])
+        if tag not in VOID:
+            self.stack.append((tag, attrs))
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            if self.stack.pop()[0] == tag:
+                break
+        if tag in CAPTURED and self.open and self.open[-1][0] == tag:
+            _, text = self.open.pop()
+            text = " ".join(text.split())
+            self.found[tag].append(text)
+            if tag in ("h1", "h2", "h3", "h4"):
+                self.headings.append((tag, text))
+            if tag in ("th", "td"):
+                self.tables[-1]["rows"][-1][-1][1] = text
+
+    def handle_data(self, data):
+        if data.strip():
+            self.texts.append((data, tuple(t for t, _ in self.stack)))
+        for record in self.open:
+            record[1] += data
+
+    def table(self, heading: str) -> list[list[str]]:
+        """The rows (cell texts) of the first table under a heading starting with ``heading``."""
+        table = next(t for t in self.tables if t["heading"].startswith(heading))
+        return [[text for _, text in row] for row in table["rows"]]
+
+
+def plain(markdown: str) -> str:
+    """The text a reader sees of a line of Markdown (code spans, emphasis, escapes and block marks removed)."""
+    text = re.sub(r"^(#+ |- |> )", "", markdown.strip())
+    text = re.sub(r"`+ ?(.*?) ?`+", r"\1", text).replace("**", "").replace("\\|", "|")
+    return " ".join(re.sub(r"(?<!\w)\*(\S.*?\S)\*(?!\w)", r"\1", text).split())
+
+
+def blocks(markdown: str) -> list[list[str]]:
+    return [block.splitlines() for block in re.split(r"\n\s*\n", markdown) if block.strip()]
+
+
+@pytest.fixture(scope="module")
+def result():
+    df, _ = make_panel(n_series=6, length=48, short_share=0.0, missing_share=0.0)
+    return forecaster.backtest(fast_model(), df, n_windows=2, baselines=("seasonal_naive", "auto_ets"), progress=False)
+
+
+def write(result, folder: Path) -> tuple[str, Page]:
+    result.to_report(folder, title="Tiny backtest")
+    plt.close("all")
+    return (folder / "report.md").read_text(encoding="utf-8"), Page((folder / "report.html").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def report(result, tmp_path_factory):
+    return write(result, tmp_path_factory.mktemp("report") / "r")
+
+
+def mean_mase(result) -> pd.DataFrame:
+    """Per series and model, the mean MASE over the folds every model scored (computed here, from metrics)."""
+    wide = result.metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase").dropna()
+    return wide.groupby(level="unique_id").mean()
+
+
+def test_html_holds_every_heading_paragraph_bullet_table_row_and_image_of_the_markdown(report):
+    text, page = report
+    headings = [plain(line) for block in blocks(text) for line in block if re.match(r"#{1,3} ", line)]
+    assert [h for _, h in page.headings] == headings
+    assert {"Summary", "Per fold", "Against AutoETS", "Model settings", "Plots"} <= set(headings)
+    tables = [block for block in blocks(text) if block[0].startswith("|")]
+    assert len(page.tables) == len(tables) >= 6
+    for md_table, html_table in zip(tables, page.tables, strict=True):
+        assert len(html_table["rows"]) == len(md_table) - 1  # the `|---|` rule is no row
+        header = [plain(c) for c in re.split(r"(?<!\\)\|", md_table[0].strip("| "))]
+        assert [cell for _, cell in html_table["rows"][0]] == header
+        assert [plain(c) for c in re.split(r"(?<!\\)\|", md_table[-1].strip()[1:-1])] == [c for _, c in html_table["rows"][-1]]
+    bullets = [plain(line) for block in blocks(text) for line in block if line.startswith("- ")]
+    assert page.found["li"] == bullets and len(bullets) >= 12
+    seen = " ".join(" ".join(page.found[tag]) for tag in ("p", "li", "blockquote"))
+    for block in blocks(text):
+        if not block[0].startswith(("#", "|", "- ", "![")):
+            assert plain(" ".join(block)) in seen, block  # paragraphs and block quotes
+    alts = [m for block in blocks(text) for m in re.findall(r"!\[(.*?)\]\((.*?)\)", " ".join(block))]
+    assert [(i["alt"], i["src"][:22]) for i in page.images] == [(alt, "data:image/png;base64,") for alt, _ in alts]
+
+
+def test_html_leaves_no_markdown_as_text_and_every_table_scrolls_in_its_own_box(report):
+    _, page = report
+    for data, _ in page.texts:
+        assert "`" not in data and "**" not in data and "|---" not in data, data
+        assert not data.lstrip().startswith(("- ", "> ", "#")), data
+    assert page.found["blockquote"], "the attention note and the coverage warning are block quotes"
+    for table in page.tables:
+        tag, attrs = table["parent"]
+        assert tag == "div" and "overflow-x:auto" in attrs.get("style", "").replace(" ", "")
+
+
+def test_tables_have_one_header_row_and_no_index_name_row(report, result):
+    _, page = report
+    for table in page.tables:
+        kinds = [{tag for tag, _ in row} for row in table["rows"]]
+        assert kinds[0] == {"th"} and all(kind == {"td"} for kind in kinds[1:]), table["heading"]
+        assert all(text for _, text in table["rows"][0]), "an empty header cell (pandas' index-name row has them)"
+    summary = page.table("Summary")
+    assert summary[0][0] == "model" and [row[0] for row in summary[1:]] == result.models
+
+
+def test_per_fold_table_has_a_row_per_fold_and_model_with_its_mean_mase(report, result):
+    _, page = report
+    rows = page.table("Per fold")
+    header, body = rows[0], rows[1:]
+    assert header[:4] == ["fold", "cutoff", "model", "mean_mase"] and "coverage" in header
+    n_folds = result.settings["n_windows"]
+    assert len(body) == n_folds * len(result.models) == 6
+    assert sorted((r[0], r[2]) for r in body) == sorted((str(f), m) for f in range(1, n_folds + 1) for m in result.models)
+    expected = result.metrics.groupby(["cutoff", "model"])["mase"].mean()
+    for fold, cutoff, model, mase, *_ in body:
+        assert cutoff == result.settings["cutoffs"][int(fold) - 1]
+        assert float(mase) == pytest.approx(expected[(pd.Timestamp(cutoff), model)], abs=5e-4)
+
+
+def test_leaderboard_and_picks_follow_the_mase_difference_to_auto_ets(report, result):
+    text, page = report
+    means = mean_mase(result)
+    difference = means["seq2seq"] - means["auto_ets"]
+    losses, gains = page.table("Where seq2seq loses most to AutoETS")[1:], page.table("Where seq2seq beats AutoETS most")[1:]
+    assert losses and len(losses) + len(gains) == (difference != 0).sum()  # 6 series: every one is in one of them
+    for uid, s2s, ets, diff, ratio, n_folds in losses:
+        assert means.loc[uid, "seq2seq"] > means.loc[uid, "auto_ets"], uid
+        assert [float(s2s), float(ets)] == pytest.approx([means.loc[uid, "seq2seq"], means.loc[uid, "auto_ets"]], abs=5e-4)
+        assert float(diff) == pytest.approx(difference[uid], abs=5e-4) and float(ratio) > 1 and n_folds == "2"
+    for uid, *_ in gains:
+        assert means.loc[uid, "seq2seq"] < means.loc[uid, "auto_ets"], uid
+    assert [row[0] for row in losses] == list(difference[difference > 0].sort_values(ascending=False).index)
+    picks = representative_series(result.metrics)
+    assert picks["worst"] == difference.idxmax() and picks["best"] == difference.idxmin()
+    own = result.metrics[result.metrics["model"] == "seq2seq"].groupby("unique_id")["mase"].mean().sort_values()
+    assert picks["median"] == own.index[len(own) // 2]
+    assert f"### Forecast: worst series (`{difference.idxmax()}`)" in text
+    assert f"{difference.max():+.3f}" in text  # the worst pick's loss, stated under its plot
+
+
+def test_without_auto_ets_the_leaderboard_is_against_the_first_baseline_and_says_so(result, tmp_path):
+    metrics = result.metrics[result.metrics["model"] != "auto_ets"]
+    settings = {**result.settings, "baselines": ["seasonal_naive"]}
+    text, page = write(dataclasses.replace(result, metrics=metrics, settings=settings), tmp_path / "r")
+    assert "AutoETS is not among the baselines: against seasonal naive (`seasonal_naive`), the first baseline." in text
+    assert "Against seasonal naive" in [h for _, h in page.headings]
+    header, *losses = page.table("Where seq2seq loses most to seasonal naive")
+    assert header[1:3] == ["seq2seq_mase", "seasonal_naive_mase"]
+    for _, s2s, naive, *_ in losses:
+        assert float(s2s) > float(naive)
+
+
+@pytest.mark.parametrize("coverage, warned", [(0.746, "covered 74.6% of actuals (nominal 80%); it is too narrow"), (0.8, None)])
+def test_coverage_warning_appears_exactly_when_coverage_is_outside_the_band(result, tmp_path, coverage, warned):
+    metrics = result.metrics.copy()
+    metrics.loc[metrics["model"] == "seq2seq", "coverage"] = coverage
+    text, page = write(dataclasses.replace(result, metrics=metrics), tmp_path / "r")
+    warnings = [b for b in page.found["blockquote"] if b.startswith("Warning:")]
+    assert text.count("> **Warning:**") == len(warnings) == (1 if warned else 0)
+    if warned:
+        assert f"> **Warning:** the 10-90% interval {warned}" in text and warned in warnings[0]
+        assert "Warning:" in page.found["strong"]  # shown in bold, not as `**`
+
+
+def test_coverage_band_is_the_nominal_level_of_the_outermost_quantiles():
+    assert coverage_warning(0.771, (0.1, 0.5, 0.9)) is None and coverage_warning(0.829, (0.9, 0.1)) is None
+    assert "too narrow" in coverage_warning(0.769, (0.1, 0.5, 0.9)) and "too wide" in coverage_warning(0.831, (0.1, 0.9))
+    assert coverage_warning(0.88, (0.05, 0.5, 0.95)) is None  # nominal 90%
+    assert "the 5-95% interval covered 80.0% of actuals (nominal 90%)" in coverage_warning(0.8, (0.05, 0.5, 0.95))
+    assert coverage_warning(0.2, (0.5,)) is None and coverage_warning(float("nan"), (0.1, 0.9)) is None
+
+
+def test_model_settings_are_a_table_with_the_fitted_frequency_and_season(report, result):
+    text, page = report
+    assert result.settings["model_params"]["freq"] is None and result.settings["model_params"]["season_length"] is None
+    rows = dict(page.table("Model settings")[1:])
+    assert rows["freq"] == f"{result.last_model.state_.freq} (inferred)" == "MS (inferred)"
+    assert rows["season_length"] == "12 (inferred)" and rows["input_size"] == "12"
+    assert rows["theta_weight"] == f"{result.settings['blend_weights']['theta_weight']:g} (resolved)"
+    assert "progress" not in rows and "model: seq2seq with" not in text  # no one-line dump
+
+
+def test_ids_in_tables_are_literal_whatever_they_hold(tmp_path):
+    ids = ["a|b", "x`y", "<b>bold</b>", "*em*", "$1 to $2", "back\\|slash"]
+    frame = pd.DataFrame({"unique_id": ids, "difference": [0.5, -1.0, 2.0, 0.0, 1.5, 3.0]})
+    page = Page(render_html(markdown_table(frame, code=("unique_id",)), tmp_path, [], "<title>"))
+    rows = page.tables[0]["rows"]
+    assert [[text for _, text in row] for row in rows[1:]] == [
+        [uid, f"{d:.3f}"] for uid, d in zip(ids, frame["difference"], strict=True)
+    ]
+    assert page.found["title"] == ["<title>"] and not page.found["code"][0].startswith("<")
+
+
+def test_best_and_worst_are_picked_by_the_difference_to_auto_ets_not_by_own_mase():
+    # A has the highest seq2seq MASE but beats AutoETS by far; B has a middling MASE and loses most.
+    mase = {"A": (3.0, 5.0), "B": (1.5, 0.5), "C": (0.2, 0.4), "D": (1.0, 1.1), "E": (0.1, 0.05)}
+    rows = [
+        {"unique_id": uid, "cutoff": pd.Timestamp(day), "model": model, "mase": value}
+        for uid, pair in mase.items()
+        for day in ("2020-01-01", "2020-02-01")
+        for model, value in zip(("seq2seq", "auto_ets"), pair, strict=True)
+    ]
+    metrics = pd.DataFrame(rows)
+    assert representative_series(metrics) == {"best": "A", "median": "D", "worst": "B"}
+    naive = metrics.assign(model=metrics["model"].replace({"auto_ets": "seasonal_naive"}))
+    assert representative_series(naive) == {"best": "A", "median": "D", "worst": "B"}  # the first baseline instead
+    alone = metrics[metrics["model"] == "seq2seq"]
+    assert representative_series(alone) == {"best": "E", "median": "D", "worst": "A"}  # no baseline: own MASE
