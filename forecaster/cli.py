@@ -33,10 +33,31 @@ def _backtest(args: argparse.Namespace) -> int:
 
     result, spec = run_study(args.spec, progress=not args.quiet)
     out = Path(args.out or Path("reports") / Path(args.spec).stem)
+    if not args.quiet:
+        print(f"writing the report to {out} ...", file=sys.stderr, flush=True)
     report = result.to_report(out, title=spec.get("title"))
-    print(result.summary().round(3).to_string())
+    print(summary_lines(result.summary()))
     print(f"\nReport written to {report} (and report.html beside it).")
     return 0
+
+
+# Columns of the printed summary, under short names, so that it fits 100 columns (summary.csv has them all).
+SUMMARY_COLUMNS = {
+    "mean_mase": "MASE",
+    "median_mase": "median",
+    "rel_mase_vs_auto_ets": "vs AutoETS",
+    "rel_mase_vs_seasonal_naive": "vs naive",
+    "win_rate": "wins",
+    "coverage": "coverage",
+    "fit_seconds": "fit s",
+    "predict_seconds": "predict s",
+}
+
+
+def summary_lines(summary) -> str:
+    """The backtest summary as printed: the main columns under short names, at most 100 characters wide."""
+    table = summary[[c for c in SUMMARY_COLUMNS if c in summary.columns]].rename(columns=SUMMARY_COLUMNS)
+    return table.to_string(float_format=lambda v: f"{v:.3f}" if abs(v) < 100 else f"{v:.0f}", line_width=100)
 
 
 def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]]):

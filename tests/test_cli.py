@@ -182,3 +182,17 @@ def test_explain_refuses_integer_years_instead_of_reading_nanoseconds(tmp_path, 
     df.assign(ds=df.groupby("unique_id").cumcount() + 1990).to_csv(tmp_path / "years.csv", index=False)
     err = _fails(capsys, "explain", str(saved_model), "--data", str(tmp_path / "years.csv"), "--out", str(tmp_path / "p"))
     assert err.startswith("forecaster explain: error: ") and "holds numbers" in err and "format='%Y'" in err
+
+
+def test_the_printed_summary_fits_100_columns():
+    import pandas as pd
+
+    from forecaster.cli import summary_lines
+
+    columns = ["mean_mase", "median_mase", "mean_smape", "n_scored", "n_zero_scale", "win_rate", "rel_mase_vs_seasonal_naive"]
+    columns += ["rel_mase_vs_auto_ets", "coverage", "fit_seconds", "predict_seconds"]
+    summary = pd.DataFrame([[1.23456] * len(columns)] * 3, columns=columns, index=["seq2seq", "seasonal_naive", "auto_ets"])
+    summary.loc["seq2seq", "fit_seconds"] = 1234.5
+    text = summary_lines(summary)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "vs AutoETS" in text and "1.235" in text and "seq2seq" in text
