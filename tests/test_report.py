@@ -258,3 +258,22 @@ def test_best_and_worst_are_picked_by_the_difference_to_auto_ets_not_by_own_mase
     assert representative_series(naive) == {"best": "A", "median": "D", "worst": "B"}  # the first baseline instead
     alone = metrics[metrics["model"] == "seq2seq"]
     assert representative_series(alone) == {"best": "E", "median": "D", "worst": "A"}  # no baseline: own MASE
+
+
+def test_the_attention_maps_of_a_report_share_one_colour_scale(monkeypatch, tmp_path):
+    from forecaster.evaluation import report as report_module
+
+    seen = []
+    original = report_module.plot_attention
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("vmax"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(report_module, "plot_attention", spy)
+    df, _ = make_panel(n_series=6, length=48, seed=3, short_share=0.0, missing_share=0.0)
+    result = forecaster.backtest(fast_model(), df, n_windows=1, baselines=("seasonal_naive",), progress=False)
+    result.to_report(tmp_path / "r")
+    assert len(seen) >= 2 and len(set(seen)) == 1 and seen[0] is not None
+    shown = result.attention[~result.attention["padded"]]
+    assert seen[0] <= shown["weight"].max() + 1e-12

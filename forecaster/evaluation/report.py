@@ -172,9 +172,12 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
     if result.attention is not None:
         season = result.settings["season_length"]
         diagnostics = attention_diagnostics(result.attention, season)
+        shown = result.attention[result.attention["unique_id"].isin(list(picks.values()))]
+        shown = shown[~shown["padded"]] if "padded" in shown else shown
+        vmax = float(shown["weight"].max()) if len(shown) else None  # one colour scale for the maps of a report
         for name, uid in picks.items():
             if uid in set(result.attention["unique_id"]) and uid in set(last["unique_id"]):
-                fig = plot_attention(result.attention, df=data, unique_id=uid, forecasts=last)
+                fig = plot_attention(result.attention, df=data, unique_id=uid, forecasts=last, vmax=vmax)
                 images.append((f"Attention: {name} series", uid, _save(fig, folder, f"attention_{name}.png")))
         fig = plot_attention_profile(result.attention, season, relative_to="target")
         images.append(("Attention profile (lag from the target period)", None, _save(fig, folder, "attention_profile.png")))
