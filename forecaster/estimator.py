@@ -277,7 +277,7 @@ class Seq2SeqForecaster(BaseEstimator):
 
     def _forecast_ends(self, panel: Panel) -> Forecast:
         """Forecast from each series' end; the same inputs twice (``predict`` then ``explain``) run the network once."""
-        key = (panel_digest(panel), tuple(self._blend_weights().items()))
+        key = (panel_digest(panel), tuple(self._blend_weights().items()), id(self.network_))
         cached = getattr(self, "_cache", None)
         if cached is not None and cached[0] == key:
             return cached[1]

@@ -142,15 +142,57 @@ def test_diagnostics_and_plots_report_the_account(seasonal_model):
     np.testing.assert_allclose(np.sort(heights), np.sort(points.to_numpy()))
 
 
-def test_backtest_reports_the_occlusion_ratio_and_the_account(tmp_path):
+@pytest.mark.parametrize("refit", [True, False])
+def test_backtest_reports_the_occlusion_ratio_and_the_account(tmp_path, refit):
     from forecaster import backtest
 
     df = _seasonal(n_series=6, length=60)[["unique_id", "ds", "y"]]
     model = Seq2SeqForecaster(horizon=12, input_size=24, max_steps=60, progress=False, attention_values="observations")
-    result = backtest(model, df, n_windows=1, baselines=("seasonal_naive",), progress=False)
+    result = backtest(model, df, n_windows=2, refit=refit, baselines=("seasonal_naive",), progress=False)
     check = result.settings["occlusion"]
     assert check["n_series"] == 6 and np.isfinite(check["ratio"])
     assert {"contribution", "step_partners", "y_hat"} <= set(result.attention.columns)
     result.to_report(tmp_path / "report")
     text = (tmp_path / "report" / "report.md").read_text()
     assert f"occlusion ratio: {check['ratio']:.2f}" in text and "exact share of the forecast" in text
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"linear_skip": True, "n_models": 2}, {"future_covariates": ["promo"], "static_covariates": ["group"]}]
+)
+def test_the_account_equals_the_network_median_computed_without_it(panel, options):
+    """Not circular: the network's own median (its forward pass, inverse-scaled) against the account's total."""
+    import torch
+
+    from forecaster.data.windows import assemble
+    from forecaster.model.training import to_tensors
+
+    df, _ = panel
+    model = fast_model(attention_values="observations", theta_weight=0.0, holt_winters_weight=0.0, **options).fit(df)
+    future = future_frame(df, 6) if "future_covariates" in options else None
+    panel_, _ = model._panel_for(None, future)
+    forecast = model._forecast_ends(panel_)
+    state = model.state_
+    batch = assemble(panel_, state.roles, forecast.series, forecast.origins, state.input_size, 6, state.scaler, False)
+    with torch.inference_mode():
+        scaled, _ = model.network_(**to_tensors(batch, "cpu"))
+    median = scaled[..., state.median_index].double().numpy() * batch.scale[:, None] + batch.loc[:, None]
+    np.testing.assert_allclose(forecast.account.total, median, rtol=2e-5, atol=1e-6 * np.abs(median).max())
+
+
+def test_partners_read_each_window_up_to_its_own_origin_only():
+    """Per-window origins give the forecasts of histories cut at those origins (the partners of refit=False backtests)."""
+    from forecaster.partners.blend import PARTNERS, partner_forecasts
+
+    rng = np.random.default_rng(7)
+    y = 50 + np.cumsum(rng.normal(0, 1, (3, 60)), axis=1) + 5 * np.sin(np.arange(60) / 12 * 2 * np.pi)
+    y[1, :10] = np.nan
+    first = np.array([0, 10, 0])
+    fits = [partner.fit for partner in PARTNERS.values()]
+    series, origins = np.array([0, 0, 1, 2]), np.array([59, 40, 45, 30])
+    together = partner_forecasts(fits, y, first, origins, 6, 12, 36, series=series)
+    for k, (row, origin) in enumerate(zip(series, origins, strict=True)):
+        cut = np.where(np.arange(60) <= origin, y[row], 1e9)[None, :]  # anything after the origin is poison
+        alone = partner_forecasts(fits, cut, first[row : row + 1], origin, 6, 12, 36)
+        for both, one in zip(together, alone, strict=True):
+            np.testing.assert_allclose(both[k], one[0], rtol=1e-12)

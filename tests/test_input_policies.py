@@ -30,8 +30,22 @@ def test_parameters_that_give_the_fit_its_meaning_cannot_change_after_fit(data, 
 def test_training_settings_can_change_after_fit_and_take_effect_at_the_next_fit(data):
     model = fast_model().fit(data)
     before = model.predict()
-    model.set_params(max_steps=5, learning_rate=1e-4, progress=True, num_threads=2, random_state=3)
+    model.set_params(max_steps=5, learning_rate=1e-4, progress=True, num_threads=2, random_state=3, dropout=0.5)
+    model._cache = None  # forecast again rather than from the cached pass
     pd.testing.assert_frame_equal(model.predict(), before)
+
+
+def test_array_like_parameters_compare_with_their_fitted_values(data):
+    model = fast_model(quantiles=np.array([0.1, 0.5, 0.9]), past_covariates=pd.Index(["traffic"])).fit(data)
+    assert len(model.predict()) == 5 * 6
+    model.set_params(quantiles=[0.1, 0.5, 0.9])  # the same levels in another container
+    assert len(model.predict()) == 5 * 6
+
+
+def test_a_series_without_a_row_at_its_cutoff_is_refused_by_name_not_shifted(data):
+    gapped = data.drop(data[(data["unique_id"] == "S001") & (data["ds"] == data["ds"].max() - pd.DateOffset(months=6))].index)
+    with pytest.raises(ValueError, match=r"series 'S001' has no row at its cutoff"):
+        backtest(fast_model(fill_gaps=True), gapped, n_windows=1, baselines=(), progress=False)
 
 
 @pytest.mark.parametrize(

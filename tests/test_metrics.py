@@ -1,5 +1,6 @@
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from utilsforecast.losses import mase as uf_mase
@@ -78,3 +79,15 @@ def test_perfect_forecast_scores_zero_and_zero_scale_is_reported_not_inf():
 def test_smape_bounds():
     assert smape(np.array([1.0, 0.0]), np.array([1.0, 0.0])) == 0.0
     assert smape(np.array([1.0]), np.array([-1.0])) == 200.0
+
+
+def test_a_missing_forecast_is_not_scored_instead_of_scoring_perfectly():
+    assert np.isnan(smape(np.array([1.0]), np.array([np.nan])))
+    assert smape(np.array([1.0, 2.0]), np.array([np.nan, 2.0])) == 0.0  # only the forecast present counts
+    forecasts = pd.DataFrame(
+        {"unique_id": "a", "cutoff": 0, "y": [1.0, 2.0], "m": [np.nan, 3.0], "lo": [np.nan, 0.0], "hi": [np.nan, 5.0]}
+    )
+    scales = pd.DataFrame({"unique_id": ["a"], "cutoff": [0], "scale": [1.0]})
+    scores = score_forecasts(forecasts, scales, ["m"], {"m": ("lo", "hi")})
+    assert scores["smape"].iloc[0] == pytest.approx(200.0 / 5.0) and scores["mase"].iloc[0] == pytest.approx(1.0)
+    assert scores["coverage"].iloc[0] == 1.0  # the step without an interval is not counted as a miss

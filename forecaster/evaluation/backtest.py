@@ -23,6 +23,7 @@ from ..data.roles import CovariateRoles, LeakageError
 from ..data.scaling import mase_scale, naive_error_table
 from ..data.validation import Columns, clean_history
 from ..estimator import Seq2SeqForecaster
+from ..model.account import Account
 from ..model.inference import Forecast, model_panel, state_units, target_values
 from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
@@ -179,6 +180,7 @@ def backtest(
             report.step("forecasting (network and statistical partners)")
             panel = fitted._with_future(panel if panel is not None else _panel(fitted, train, columns), future)
             rows = np.arange(len(panel.ids))
+            _check_origins(panel, rows, np.full(len(rows), panel.last_col), fold)
             last = (panel, fitted._forecast(panel, rows, np.full(len(rows), panel.last_col)))
             predictions.append(_label(*last, fitted, model))
             scales.append(_scales(*last, fitted, season))
@@ -194,7 +196,10 @@ def backtest(
         scales.append(_scales(panel, forecast, fitted, season))
         seconds["predict"] += time.perf_counter() - tick
         final = slice(len(series) - len(folds[-1].cutoffs), None)
-        last = (panel, Forecast(series[final], origins[final], forecast.quantiles[final], forecast.attention[final]))
+        account = forecast.account
+        if account is not None:
+            account = Account(account.points[final], account.baseline[final], account.covariates[final], account.partners[final])
+        last = (panel, Forecast(series[final], origins[final], forecast.quantiles[final], forecast.attention[final], account))
 
     keys = [columns.id, "cutoff", columns.time]
     forecasts = pd.concat(predictions, ignore_index=True)
@@ -285,6 +290,19 @@ def _scored_ids(folds: list[Fold]) -> pd.Index:
     return pd.Index(sorted({uid for fold in folds for uid in fold.cutoffs.index}, key=str))
 
 
+def _check_origins(panel: Panel, series: np.ndarray, origins: np.ndarray, fold: Fold) -> None:
+    """Every window's origin is its series' cutoff in ``fold``, or a clear error (a series without a row at its cutoff)."""
+    stamps = pd.DatetimeIndex(panel.timestamps(series, origins))
+    expected = pd.DatetimeIndex(fold.cutoffs.reindex(panel.ids[series]).to_numpy())
+    wrong = np.flatnonzero(stamps != expected)
+    if len(wrong):
+        uid = panel.ids[series[wrong[0]]]
+        raise ValueError(
+            f"Fold {fold.index}: series {uid!r} has no row at its cutoff {expected[wrong[0]]} (its last row before it is "
+            f"{stamps[wrong[0]]}); with fill_gaps=True add that row with a missing target, so the fold forecasts from its cutoff."
+        )
+
+
 def _fold_windows(panel: Panel, folds: list[Fold]) -> tuple[np.ndarray, np.ndarray]:
     """Every (series row, origin column) of every fold in one panel, fold by fold."""
     ids = pd.Index(panel.ids)
@@ -292,6 +310,8 @@ def _fold_windows(panel: Panel, folds: list[Fold]) -> tuple[np.ndarray, np.ndarr
     for fold in folds:
         rows = ids.get_indexer(fold.cutoffs.index)
         position = panel.grid.get_indexer(pd.DatetimeIndex(fold.cutoffs.to_numpy()))
+        if (rows < 0).any() or (position < 0).any():
+            raise ValueError(f"Fold {fold.index}: a scored series or cutoff is not in the panel; please report this.")
         series.append(rows)
         origins.append(panel.last_col - (panel.end[rows] - position))
     return np.concatenate(series), np.concatenate(origins)
@@ -333,7 +353,7 @@ def _describe_cutoffs(cutoffs: pd.Series) -> str:
 
 def _interval_columns(model: Seq2SeqForecaster, baselines) -> dict[str, tuple[str, str]]:
     intervals = {b: (f"{b}_lo", f"{b}_hi") for b in baselines}
-    if model.quantiles and len(model.quantiles) >= 2:
+    if model.quantiles is not None and len(model.quantiles) >= 2:
         names = _quantile_renames(model)
         lo, hi = min(model.quantiles), max(model.quantiles)
         intervals[MODEL_NAME] = (names[quantile_column(float(lo))], names[quantile_column(float(hi))])
@@ -342,7 +362,7 @@ def _interval_columns(model: Seq2SeqForecaster, baselines) -> dict[str, tuple[st
 
 def _quantile_renames(model: Seq2SeqForecaster) -> dict[str, str]:
     names = {"y_hat": MODEL_NAME}
-    for q in model.quantiles or ():
+    for q in () if model.quantiles is None else model.quantiles:
         column = quantile_column(float(q))
         names[column] = MODEL_NAME + column[len("y_hat") :]
     return names

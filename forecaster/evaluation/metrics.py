@@ -51,10 +51,11 @@ def mase(actual: np.ndarray, forecast: np.ndarray, scale: float) -> float:
 
 
 def smape(actual: np.ndarray, forecast: np.ndarray) -> float:
-    """Symmetric MAPE in percent (0..200); a period where both are 0 counts as 0."""
+    """Symmetric MAPE in percent (0..200); a period where both are 0 counts as 0, one where either is NaN not at all."""
     actual, forecast = np.asarray(actual, dtype=float), np.asarray(forecast, dtype=float)
     denominator = np.abs(actual) + np.abs(forecast)
     ratio = np.where(denominator > 0, 2.0 * np.abs(actual - forecast) / np.where(denominator > 0, denominator, 1.0), 0.0)
+    ratio = np.where(np.isnan(actual) | np.isnan(forecast), np.nan, ratio)
     return float(100.0 * np.nanmean(ratio))
 
 
@@ -86,11 +87,12 @@ def score_forecasts(
                 "smape": np.where(denominator > 0, 200.0 * np.abs(y - f) / np.where(denominator > 0, denominator, 1.0), 0.0),
             }
         )
-        part.loc[np.isnan(y), ["abs_error", "smape"]] = np.nan
+        missing = np.isnan(y) | np.isnan(f)  # no actual or no forecast: not scored, never a perfect score
+        part.loc[missing, ["abs_error", "smape"]] = np.nan
         if model in intervals:
-            lower, upper = intervals[model]
-            inside = (y >= forecasts[lower].to_numpy()) & (y <= forecasts[upper].to_numpy())
-            part["coverage"] = np.where(np.isnan(y), np.nan, inside.astype(float))
+            lower, upper = (forecasts[c].to_numpy(dtype=float) for c in intervals[model])
+            inside = (y >= lower) & (y <= upper)
+            part["coverage"] = np.where(np.isnan(y) | np.isnan(lower) | np.isnan(upper), np.nan, inside.astype(float))
         grouped = part.groupby(keys, sort=False).mean().reset_index()
         grouped.insert(2, "model", model)
         rows.append(grouped)

@@ -137,7 +137,7 @@ def representative_series(metrics: pd.DataFrame, model: str = MODEL, reference: 
 
 def coverage_warning(coverage: float | None, quantiles) -> str | None:
     """A Markdown warning when the model interval's coverage lies outside its nominal level +- the tolerance."""
-    levels = sorted(float(q) for q in (quantiles or ()))
+    levels = sorted(float(q) for q in (() if quantiles is None else quantiles))
     if len(levels) < 2 or coverage is None or not np.isfinite(coverage):
         return None
     low, high = levels[0], levels[-1]

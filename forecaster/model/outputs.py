@@ -48,7 +48,7 @@ def forecast_frame(
             "y_hat": values[:, :, levels.index(0.5)].ravel(),
         }
     )
-    for q in requested or ():
+    for q in () if requested is None else requested:
         out[quantile_column(float(q))] = values[:, :, levels.index(float(q))].ravel()
     return out
 

@@ -105,17 +105,21 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-# Parameters that only steer training: changing them after ``fit`` takes effect at the next fit.
+# Parameters that only steer training (``device``: predict runs where the model was fitted): changing them
+# after ``fit`` takes effect at the next fit.
 # Every other parameter gives the fitted network its meaning, so a fitted model refuses to forecast
 # once one of them has changed (``changed_since_fit``).
 TRAINING_ONLY = frozenset(
     {"max_steps", "batch_size", "learning_rate", "early_stopping", "refit_on_full", "warm_start", "n_models", "n_jobs"}
-    | {"device", "num_threads", "progress", "random_state"}
+    | {"dropout", "loss_scale", "device", "num_threads", "progress", "random_state"}
 )
 
 
 def _comparable(value: Any) -> Any:
-    return tuple(_comparable(v) for v in value) if isinstance(value, (list, tuple)) else value
+    """Sequences (lists, tuples, arrays, indexes) as tuples, so that values compare whatever container holds them."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        return value.item() if isinstance(value, np.generic) else value
+    return tuple(_comparable(v) for v in value)
 
 
 def changed_since_fit(fitted: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:

@@ -87,7 +87,7 @@ def widen_static_inputs(
         if not key.endswith(STATIC_INPUT_LAYERS):
             continue
         keep = weight.shape[1] - old_width
-        grown = torch.zeros(weight.shape[0], keep + new_width, dtype=weight.dtype)
+        grown = torch.zeros(weight.shape[0], keep + new_width, dtype=weight.dtype, device=weight.device)
         grown[:, :keep] = weight[:, :keep]
         grown[:, keep + mapping] = weight[:, keep:]
         widened[key] = grown
