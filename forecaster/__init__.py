@@ -1,6 +1,6 @@
 """forecaster: a global sequence-to-sequence forecaster with attention, and an honest backtester.
 
-The package has four parts, each a folder, imported in this order (no module imports a later part):
+The package has four parts, each a folder:
 
 - ``data``: validation of long frames, covariate roles and the leakage guard, the padded panel,
   windows (series, origin) and their scaling;
@@ -8,7 +8,9 @@ The package has four parts, each a folder, imported in this order (no module imp
 - ``model``: the network, its training, the fitted state, the inference core and model files;
 - ``evaluation``: metrics, rolling-origin folds, baselines, the backtest, reports and studies.
 
-``estimator`` (the scikit-learn-style facade), ``datasets``, ``plots`` and ``cli`` sit on top.
+Imports run one way: ``data`` <- ``partners`` <- ``model`` <- ``estimator`` (the scikit-learn-style
+facade) <- ``evaluation`` <- ``cli``; ``datasets`` and ``plots`` are leaves that evaluation and the
+command line use (``plots`` reaches ``evaluation.faithfulness`` only inside ``attention_diagnostics``).
 """
 
 from ._version import __version__

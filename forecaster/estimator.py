@@ -84,7 +84,7 @@ class Seq2SeqForecaster(BaseEstimator):
             fits from scratch. As in scikit-learn, False fits from scratch every time.
         fill_gaps: accept missing periods and mask them instead of raising.
         id_col, time_col, target_col: column names of the long frame.
-        n_models: ensemble members (seeds ``random_state + k``); forecasts are their median.
+        n_models: ensemble members (seeds ``random_state + k``); forecasts are their median (mean for observations).
         n_jobs: worker processes that train members in parallel (one torch thread each).
         device: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``.
         num_threads: torch CPU threads during fit/predict; None keeps torch's setting.
