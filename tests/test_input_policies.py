@@ -101,3 +101,8 @@ def test_a_calendar_far_larger_than_the_data_is_refused_before_allocating():
         fast_model(horizon=2, input_size=4).fit(pd.concat([first, second]))
     with pytest.raises(ValueError, match="holds only 20 rows"):
         backtest(fast_model(horizon=2, input_size=4), pd.concat([first, second]), n_windows=1, progress=False)
+
+
+def test_column_names_must_be_strings_so_that_they_survive_a_model_file(data):
+    with pytest.raises(ValueError, match="`id_col` must be a column name"):
+        fast_model(id_col=0).fit(data.rename(columns={"unique_id": 0}))
