@@ -31,8 +31,11 @@ def _expected_errors() -> tuple[type[Exception], ...]:
 def _backtest(args: argparse.Namespace) -> int:
     from .evaluation.studies import run_study
 
-    result, spec = run_study(args.spec, progress=not args.quiet)
     out = Path(args.out or Path("reports") / Path(args.spec).stem)
+    blocked = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocked is not None:  # refused before the study runs, not after
+        raise UsageError(f"--out {str(out)!r}: {str(blocked)!r} is a file, not a folder.")
+    result, spec = run_study(args.spec, progress=not args.quiet)
     if not args.quiet:
         print(f"writing the report to {out} ...", file=sys.stderr, flush=True)
     report = result.to_report(out, title=spec.get("title"))
@@ -60,13 +63,23 @@ def summary_lines(summary) -> str:
     return table.to_string(float_format=lambda v: f"{v:.3f}" if abs(v) < 100 else f"{v:.0f}", line_width=100)
 
 
-def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]]):
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}")
+    return value
+
+
+def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]], id_dtype=None):
     """A CSV/Parquet file with its columns renamed to the model's: ``names`` maps a flag to (the file's name, the model's)."""
     import pandas as pd
 
     if not Path(path).is_file():
         raise UsageError(f"{option} {path!r}: no such file.")
-    frame = pd.read_parquet(path) if path.endswith(".parquet") else pd.read_csv(path)
+    # Ids are read as the model's training ids are typed: '0001' stays text for a model fitted on text ids.
+    id_name = names["--id-col"][0] if "--id-col" in names else None
+    dtype = {id_name: str} if id_dtype is str and id_name is not None else None
+    frame = pd.read_parquet(path) if path.endswith(".parquet") else pd.read_csv(path, dtype=dtype)
     columns = ", ".join(map(repr, map(str, frame.columns)))
     for flag, (name, model_name) in names.items():
         if name not in frame.columns:
@@ -114,9 +127,11 @@ def _explain(args: argparse.Namespace) -> int:
         "--time-col": (args.time_col or model.time_col, model.time_col),
         "--target-col": (args.target_col or model.target_col, model.target_col),
     }
-    df = _read_frame(args.data, "--data", names) if args.data else None
+    ids_known = model.training_end_.index
+    id_dtype = str if len(ids_known) and all(isinstance(uid, str) for uid in ids_known) else None
+    df = _read_frame(args.data, "--data", names, id_dtype) if args.data else None
     keys = {flag: names[flag] for flag in ("--id-col", "--time-col")}  # the future holds no target
-    future = _read_frame(args.future, "--future", keys) if args.future else None
+    future = _read_frame(args.future, "--future", keys, id_dtype) if args.future else None
     explanation = model.explain(df=df, future_df=future, include_padding=True)
     forecasts = model.predict(df=df, future_df=future)
     ids = _pick_ids(args.ids, list(pd.unique(forecasts[model.id_col])), args.max_series)
@@ -176,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("--future", help="future-known covariates CSV/Parquet for the horizon")
     explain.add_argument("--out", required=True)
     explain.add_argument("--ids", nargs="*", help="series to plot (default: the first few)")
-    explain.add_argument("--max-series", type=int, default=3)
+    explain.add_argument("--max-series", type=_positive_int, default=3, help="series to plot without --ids (default 3)")
     for what in ("id", "time", "target"):
         explain.add_argument(
             f"--{what}-col", help=f"the {what} column of --data/--future (default: the model's); renamed to the model's"

@@ -196,3 +196,40 @@ def test_the_printed_summary_fits_100_columns():
     text = summary_lines(summary)
     assert max(len(line) for line in text.splitlines()) <= 100
     assert "vs AutoETS" in text and "1.235" in text and "seq2seq" in text
+
+
+def test_backtest_refuses_an_output_path_through_a_file_before_running(tmp_path, capsys):
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder")
+    for out in (blocker, blocker / "sub"):
+        with pytest.raises(SystemExit) as stop:
+            main(["backtest", "backtests/csv_example.toml", "--out", str(out), "--quiet"])
+        assert stop.value.code == 2
+        assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_explain_reads_text_ids_that_look_like_numbers_as_text(tmp_path, capsys):
+    from forecaster.datasets import make_panel
+
+    df, _ = make_panel(n_series=3, length=30, seed=2, short_share=0.0, missing_share=0.0, static=False)
+    df = df.assign(unique_id=df["unique_id"].str.replace("S", "0"))[["unique_id", "ds", "y"]]
+    fast_model().fit(df).save(tmp_path / "model")
+    df.to_csv(tmp_path / "history.csv", index=False)
+    code = main(
+        [
+            "explain",
+            str(tmp_path / "model"),
+            "--data",
+            str(tmp_path / "history.csv"),
+            "--out",
+            str(tmp_path / "o"),
+            "--ids",
+            "0001",
+        ]
+    )
+    assert code == 0
+    attention = pd.read_csv(tmp_path / "o" / "attention.csv", dtype={"unique_id": str})
+    assert set(attention["unique_id"]) == {"0000", "0001", "0002"}
+    with pytest.raises(SystemExit) as stop:
+        main(["explain", str(tmp_path / "model"), "--out", str(tmp_path / "o2"), "--max-series", "0"])
+    assert stop.value.code == 2 and not (tmp_path / "o2").exists()

@@ -223,7 +223,7 @@ SCHEMA_CASES = [
     ("fitted.n_members", 1_000_000, r"`fitted\.n_members`.*at most|\[1, 1000\]"),
     ("fitted.n_members", 2, r"`fitted\.n_members`.*holds 1 member"),
     ("fitted.network.hidden_size", 10**9, r"`fitted\.network\.hidden_size`"),
-    ("fitted.network.hidden_size", 32, r"`fitted\.network`.*shape"),
+    ("fitted.network.hidden_size", 32, r"hidden_size|`fitted\.network`.*shape"),
     ("fitted.network.num_layers", "2", r"`fitted\.network\.num_layers`"),
     ("fitted.network.n_outputs", 5, r"`fitted\.network\.n_outputs`"),
     ("fitted.network+", {"input_size": 99_999, "horizon": 99_999}, r"`fitted\.network\.input_size` x"),
@@ -389,3 +389,25 @@ def test_an_offset_object_as_freq_saves_and_loads(small_panel, tmp_path):
     loaded = Seq2SeqForecaster.load(tmp_path / "model")
     assert loaded.freq == "MS"
     pd.testing.assert_frame_equal(model.predict(), loaded.predict(), check_exact=True)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("hidden_size", 16), ("input_size", 24), ("log_target", True), ("freq", "D"), ("attention_values", "observations")],
+)
+def test_parameters_edited_with_their_checksums_must_still_describe_the_fitted_model(tmp_path, key, value):
+    """A config re-checksummed after an edit of its parameters is refused, not loaded with get_params() lying."""
+    import hashlib
+
+    df, _ = make_panel(n_series=4, length=40, seed=1, short_share=0.0, missing_share=0.0, static=False)
+    model = Seq2SeqForecaster(horizon=6, input_size=12, hidden_size=8, max_steps=5, progress=False).fit(df)
+    folder = tmp_path / "m"
+    model.save(folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["params"][key] = value
+    (folder / "config.json").write_text(json.dumps(config))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["sha256"]["config.json"] = hashlib.sha256((folder / "config.json").read_bytes()).hexdigest()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelFileError, match=r"`params"):
+        Seq2SeqForecaster.load(folder)

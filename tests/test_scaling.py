@@ -21,7 +21,7 @@ def _reference_naive_scale(row: np.ndarray, origin: int, season: int) -> float:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    values=st.lists(st.one_of(st.floats(-100, 100), st.just(float("nan"))), min_size=2, max_size=40),
+    values=st.lists(st.one_of(st.floats(-100, 100).map(lambda v: round(v, 6)), st.just(float("nan"))), min_size=2, max_size=40),
     pad=st.integers(0, 5),
     season=st.integers(1, 6),
     data=st.data(),
@@ -45,7 +45,7 @@ def _reference_mase_scale(row: np.ndarray, start: int, origin: int, season: int)
 
 @settings(max_examples=80, deadline=None)
 @given(
-    values=st.lists(st.one_of(st.floats(-100, 100), st.just(float("nan"))), min_size=2, max_size=40),
+    values=st.lists(st.one_of(st.floats(-100, 100).map(lambda v: round(v, 6)), st.just(float("nan"))), min_size=2, max_size=40),
     pad=st.integers(0, 5),
     season=st.integers(1, 13),
     data=st.data(),
@@ -57,7 +57,9 @@ def test_mase_scale_is_the_standard_definition_from_any_start(values, pad, seaso
     origin = data.draw(st.integers(start, len(row) - 1))
     table = naive_error_table(row[None, :], season, np.array([pad]))
     got = mase_scale(table, np.array([0]), np.array([origin]), np.array([start]))[0]
-    np.testing.assert_allclose(got, _reference_mase_scale(row, start, origin, season), rtol=1e-9, equal_nan=True)
+    # Running sums carry an absolute error of a few ulps of the series' largest differences.
+    tolerance = 1e-12 * (np.nanmax(np.abs(row)) if np.isfinite(row).any() else 1.0)
+    np.testing.assert_allclose(got, _reference_mase_scale(row, start, origin, season), rtol=1e-9, atol=tolerance, equal_nan=True)
 
 
 def test_naive_scale_ignores_values_after_the_origin():

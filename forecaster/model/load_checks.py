@@ -80,6 +80,7 @@ def check_agreement(state: FittedState, params: dict[str, Any]) -> None:
     for key, value, what, expected in agree:
         if value != expected:
             raise Invalid(f"`{key}` in {CONFIG} is {value!r}, but {what} is {expected!r}.")
+    _check_params_match_state(state, params)
     if params["quantiles"] is not None and not {float(q) for q in params["quantiles"]} <= set(levels):
         raise Invalid(f"`params.quantiles` in {CONFIG} lists levels the network does not output ({list(levels)}).")
     roles = state.roles
@@ -131,3 +132,32 @@ def check_agreement(state: FittedState, params: dict[str, Any]) -> None:
             pd.Timestamp("2001-01-01").tz_localize(zone)
         except Exception as error:  # noqa: BLE001 - unknown zones raise several types
             raise Invalid(f"`fitted.tz` in {CONFIG} is {state.tz!r}: {error}") from None
+
+
+def _check_params_match_state(state: FittedState, params: dict[str, Any]) -> None:
+    """The parameters describe the fitted network: architecture, window, season, frequency and target units.
+
+    A config whose parameters were edited (and its checksums recomputed) would otherwise load with
+    ``get_params()`` describing a model other than the one that forecasts.
+    """
+    from .params import architecture
+
+    for name, value in architecture(params).items():
+        if getattr(state.network, name) != value:
+            raise Invalid(
+                f"`params` in {CONFIG} ask for {name}={value!r}, but the fitted network has {getattr(state.network, name)!r}."
+            )
+    fitted = {
+        "input_size": state.input_size,
+        "season_length": state.season_length,
+        "log_target": state.log_target,
+        "scaler": state.scaler,
+        "seasonal_profile": state.seasonal_profile,
+        "trend_line": state.trend_line,
+    }
+    for name, value in fitted.items():
+        given = params[name]
+        if given is not None and (bool(given) if isinstance(value, bool) else given) != value:
+            raise Invalid(f"`params.{name}` in {CONFIG} is {given!r}, but the model was fitted with {value!r}.")
+    if params["freq"] is not None and normalise_freq(params["freq"]).freqstr != normalise_freq(state.freq).freqstr:
+        raise Invalid(f"`params.freq` in {CONFIG} is {params['freq']!r}, but the model was fitted on {state.freq!r}.")
