@@ -233,3 +233,26 @@ def test_explain_reads_text_ids_that_look_like_numbers_as_text(tmp_path, capsys)
     with pytest.raises(SystemExit) as stop:
         main(["explain", str(tmp_path / "model"), "--out", str(tmp_path / "o2"), "--max-series", "0"])
     assert stop.value.code == 2 and not (tmp_path / "o2").exists()
+
+
+@pytest.mark.parametrize(
+    ("table", "line", "expected"),
+    [
+        ("model", 'hidden_size = "8"', r"\[model\]: `hidden_size` must be a positive integer"),
+        ("backtest", 'n_windows = "1"', r"\[backtest\]: `n_windows` must be a positive integer"),
+        ("backtest", 'baselines = ["seasonal_naiv"]', r"\[backtest\]: Unknown baseline"),
+    ],
+)
+def test_a_bad_value_in_a_spec_names_its_table(tmp_path, capsys, table, line, expected):
+    import re
+
+    text = Path("backtests/csv_example.toml").read_text()
+    key = line.split(" = ")[0]
+    text = re.sub(rf"(?m)^{key} = .*$", line, text)  # the example sets each of these keys once
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "example.csv").write_text(Path("backtests/data/example.csv").read_text())
+    (tmp_path / "spec.toml").write_text(text)
+    with pytest.raises(SystemExit) as stop:
+        main(["backtest", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and re.search(expected, err) and len(err.strip().splitlines()) == 1

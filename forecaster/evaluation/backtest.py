@@ -142,7 +142,7 @@ def backtest(
         raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")
     if window not in ("expanding", "sliding"):
         raise ValueError(f"`window` must be 'expanding' or 'sliding'; got {window!r}.")
-    refit_every = _check_arguments(n_windows, step_size, refit, baselines)
+    refit_every = check_backtest_arguments(n_windows, step_size, refit, baselines)
     started = time.perf_counter()
     frame, columns, roles = _prepare(model, df, future_covariates_df)
     offset = normalise_freq(model.freq) if model.freq else infer_offset(frame[columns.time], frame[columns.id])
@@ -260,7 +260,7 @@ def _occlusion_at_last_fold(fitted: Seq2SeqForecaster, train: pd.DataFrame, futu
     return {"ratio": result.ratio, "most": result.most_attended, "least": result.least_attended, "n_series": result.n_series}
 
 
-def _check_arguments(n_windows, step_size, refit, baselines) -> int:
+def check_backtest_arguments(n_windows, step_size, refit, baselines) -> int:
     """Refuse malformed backtest arguments with a message naming them; returns the refit period (0: never)."""
     for name, value, optional in (("n_windows", n_windows, False), ("step_size", step_size, True)):
         if optional and value is None:

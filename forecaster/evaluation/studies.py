@@ -17,7 +17,8 @@ import tomllib
 
 from .. import datasets
 from ..estimator import Seq2SeqForecaster
-from .backtest import BacktestResult, backtest
+from ..model.params import check_params
+from .backtest import BacktestResult, backtest, check_backtest_arguments
 
 LOADERS = {
     "m3": datasets.load_m3,
@@ -193,9 +194,20 @@ def run_study(path: str | Path, progress: bool = True) -> tuple[BacktestResult, 
     if "horizon" not in params:
         raise SpecError("the spec sets no horizon: give `horizon` in [data] or [model].")
     model = Seq2SeqForecaster(**params)
+    try:  # a bad value is a spec error too: name where it came from
+        check_params(model.get_params())
+    except ValueError as error:
+        table = "[model]" if any(f"`{key}`" in str(error) for key in spec.get("model", {})) else "[data] or [model]"
+        raise SpecError(f"{table}: {error}") from None
     settings = dict(spec.get("backtest", {}))
     if "baselines" in settings:
-        settings["baselines"] = tuple(settings["baselines"])
+        settings["baselines"] = tuple(settings["baselines"]) if isinstance(settings["baselines"], list) else settings["baselines"]
+    try:
+        check_backtest_arguments(
+            settings.get("n_windows", 3), settings.get("step_size"), settings.get("refit", True), settings.get("baselines", ())
+        )
+    except ValueError as error:
+        raise SpecError(f"[backtest]: {error}") from None
     if "future_covariates_df" in settings:  # a file beside the data, with the same column names
         where = "[backtest] `future_covariates_df`"
         if not isinstance(settings["future_covariates_df"], str):
