@@ -91,6 +91,18 @@ def _lag_mean(table: NaiveErrorTable, k: int, series: np.ndarray, origins: np.nd
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
+def _both_lags(
+    table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray, starts: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The standard MASE scale of each window and its lag-1 scale (NaN where no pair is left)."""
+    series, origins = np.asarray(series), np.asarray(origins)
+    starts = table.first_col[series] if starts is None else np.asarray(starts)
+    seasonal = (origins - starts + 1) > table.season_length
+    by_season = _lag_mean(table, 0, series, origins, starts)
+    by_period = _lag_mean(table, 1, series, origins, starts)
+    return np.where(seasonal, by_season, by_period), by_period
+
+
 def mase_scale(table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
     """The MASE scale of each window's history: the one kernel behind training weights and evaluation.
 
@@ -100,12 +112,7 @@ def mase_scale(table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray, 
     periods, the lag-1 difference otherwise. Pairs with a missing value are skipped; NaN
     when no pair is left. A zero scale stays zero (the caller decides what it means).
     """
-    series, origins = np.asarray(series), np.asarray(origins)
-    starts = table.first_col[series] if starts is None else np.asarray(starts)
-    seasonal = (origins - starts + 1) > table.season_length
-    by_season = _lag_mean(table, 0, series, origins, starts)
-    by_period = _lag_mean(table, 1, series, origins, starts)
-    return np.where(seasonal, by_season, by_period)
+    return _both_lags(table, series, origins, starts)[0]
 
 
 def loss_scale(table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray) -> np.ndarray:
@@ -114,8 +121,7 @@ def loss_scale(table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray) 
     Where the MASE scale is zero or undefined (a history that repeats exactly each season,
     missing pairs) the lag-1 scale stands in; NaN when neither is positive.
     """
-    scale = mase_scale(table, series, origins)
-    period = _lag_mean(table, 1, series, origins, table.first_col[series])
+    scale, period = _both_lags(table, series, origins, None)
     usable = np.isfinite(scale) & (scale > 0)
     fallback = np.isfinite(period) & (period > 0)
     return np.where(usable, scale, np.where(fallback, period, np.nan))

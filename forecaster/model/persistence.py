@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..data.frequency import normalise_freq, season_spans_a_year
+from ..data.frequency import normalise_freq
 
 # The steps of a save, under the names that tests replace to make one of them fail (tests/test_model_files.py).
 from .atomic_files import fsync_dir as _fsync_dir
@@ -61,6 +61,7 @@ from .file_layout import (
 from .file_schema import MANIFEST_SCHEMA, config_schema
 from .history_file import read_history
 from .load_checks import check_agreement, check_bounds, estimator_from_params
+from .params import resolve_units
 from .state import FittedState
 from .weights_file import read_network
 
@@ -262,13 +263,9 @@ def _load(cls, config: dict[str, Any], files: dict[str, bytes]):
     except ValueError as error:
         raise Invalid(f"`fitted.freq` in {CONFIG}: {error}") from None
     history = read_history(files[HISTORY], fitted, version)
-    trend = params["trend_line"]
-    legacy = {  # what files written before the state recorded these fields were fitted with
-        "scaler": params["scaler"],
-        "log_target": bool(params["log_target"]),
-        "seasonal_profile": bool(params["seasonal_profile"]),
-        "trend_line": season_spans_a_year(offset, int(fitted["season_length"])) if trend is None else bool(trend),
-    }
+    # What files written before the state recorded these fields were fitted with: the parameters, resolved as fit does.
+    units = resolve_units({**params, "season_length": int(fitted["season_length"])}, offset)
+    legacy = {"scaler": params["scaler"], **{name: units[name] for name in ("log_target", "seasonal_profile", "trend_line")}}
     try:
         state = FittedState.from_dict(fitted, history, model.id_col, legacy)
     except (TypeError, ValueError, KeyError) as error:
