@@ -20,7 +20,7 @@ from .data.frequency import infer_offset, normalise_freq
 from .data.panel import Panel, with_future
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
-from .model.fitting import network_config, training_job
+from .model.fitting import calibrated, network_config, training_job
 from .model.inference import Forecast, forecast_windows, history_kept, model_panel, panel_digest, state_units
 from .model.members import fit_members
 from .model.network import Ensemble
@@ -30,6 +30,9 @@ from .model.state import FittedState
 from .model.warm_start import extend_features, warm_start_state, widen_static_inputs
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
+
+# The nine deciles the probabilistic benchmarks score (weighted quantile loss over 0.1, ..., 0.9).
+NINE_LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def _from_state(name: str, doc: str) -> property:
@@ -52,7 +55,9 @@ class Seq2SeqForecaster(BaseEstimator):
         future_covariates: columns known in advance (decoder only).
         past_covariates: columns observed up to the origin (encoder only).
         static_covariates: columns constant per series (numeric or categorical).
-        quantiles: levels to forecast; None gives point forecasts (MAE loss).
+        quantiles: levels to forecast (default the nine deciles 0.1, ..., 0.9); None gives point
+            forecasts (MAE loss). Each level's offset from the median is calibrated at fit on held-out
+            windows, per horizon step, so that its hit rate there matches the level.
         attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
         attention_values: ``"states"`` (the default): attention averages encoder states and a head reads
             them; the most accurate, but its maps can point away from what drives the forecast.
@@ -71,8 +76,9 @@ class Seq2SeqForecaster(BaseEstimator):
         seasonal_profile: feed the long-run seasonal profile (5 seasons before the origin).
         trend_line: feed the long-run trend line; None: on where a season spans a year or more.
         theta_weight, holt_winters_weight: weights of the Theta method and damped Holt-Winters in
-            the forecast, both fitted per series on the history up to the origin. None: 0.15 each
-            without future-known covariates, 0 with them. They must sum to at most 1.
+            the forecast, both fitted per series on the history up to the origin. None (the default):
+            chosen at fit, on a grid from 0 to 0.5, on held-out windows at the end of the training data,
+            with or without covariates (``state_.calibration.blend``). Explicit ones must sum to at most 1.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last horizon of every series to pick the best step; None
@@ -105,7 +111,7 @@ class Seq2SeqForecaster(BaseEstimator):
         future_covariates: Sequence[str] = (),
         past_covariates: Sequence[str] = (),
         static_covariates: Sequence[str] = (),
-        quantiles: Sequence[float] | None = (0.1, 0.5, 0.9),
+        quantiles: Sequence[float] | None = NINE_LEVELS,
         attention: str = "dot",
         attention_values: str = "states",
         hidden_size: int = 64,
@@ -167,8 +173,10 @@ class Seq2SeqForecaster(BaseEstimator):
         return CovariateRoles.from_arguments(self.future_covariates, self.past_covariates, self.static_covariates, reserved)
 
     def _blend_weights(self) -> dict[str, float]:
-        """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved."""
-        return blend_weights(self.get_params())
+        """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as chosen at fit."""
+        state = getattr(self, "state_", None)
+        chosen = state.calibration.blend if state is not None and state.calibration is not None else None
+        return blend_weights(self.get_params(), chosen)
 
     # ------------------------------------------------------------------ fit
     def fit(self, df: pd.DataFrame, y: object = None) -> Seq2SeqForecaster:
@@ -222,7 +230,7 @@ class Seq2SeqForecaster(BaseEstimator):
         # Learned state is assigned only once training has finished, so an interrupted
         # fit never leaves a half-updated estimator behind.
         kept = history_kept(units["input_size"], panel.decomposition)
-        self.state_ = FittedState(
+        state = FittedState(
             freq=offset.freqstr,
             roles=roles,
             features=features,
@@ -236,6 +244,7 @@ class Seq2SeqForecaster(BaseEstimator):
             warm_starts=previous.warm_starts + 1 if previous is not None else 0,
             **units,
         )
+        self.state_ = calibrated(network, state, panel, job.holdout, self.get_params(), device)
         self.device_ = device
         self.train_results_ = results
         self.network_ = network

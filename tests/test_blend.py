@@ -70,10 +70,11 @@ def test_two_partners_and_a_missing_one_keep_its_weight_with_the_network():
 def test_default_forecast_is_the_network_blended_with_both_partners(panel, log_target):
     """The partners are fitted on the targets in their own units, also when the network models log(1 + y)."""
     df, _ = panel
+    weights = {"theta_weight": DEFAULT_THETA_WEIGHT, "holt_winters_weight": DEFAULT_HOLT_WINTERS_WEIGHT}
     network_only = fast_model(theta_weight=0.0, holt_winters_weight=0.0, log_target=log_target).fit(df).predict()
-    model = fast_model(log_target=log_target).fit(df)
+    model = fast_model(log_target=log_target, **weights).fit(df)
     blended = model.predict()
-    assert model._blend_weights() == {"theta_weight": DEFAULT_THETA_WEIGHT, "holt_winters_weight": DEFAULT_HOLT_WINTERS_WEIGHT}
+    assert model._blend_weights() == weights
     complete = model.history_.groupby("unique_id")["y"].apply(lambda s: s.notna().all())
     uid = complete[complete].index[0]
     kept = model.history_.loc[model.history_["unique_id"] == uid, "y"].to_numpy()
@@ -85,9 +86,17 @@ def test_default_forecast_is_the_network_blended_with_both_partners(panel, log_t
     expected += DEFAULT_HOLT_WINTERS_WEIGHT * holt_winters
     np.testing.assert_allclose(blended.loc[rows, "y_hat"], expected, rtol=1e-9)
     assert not np.allclose(blended.loc[rows, "y_hat"], network_only.loc[rows, "y_hat"])
-    np.testing.assert_allclose(
-        blended["y_hat_q90"] - blended["y_hat_q10"], network_only["y_hat_q90"] - network_only["y_hat_q10"], rtol=1e-9
-    )
+
+
+def test_the_blend_moves_every_quantile_with_the_median_and_keeps_the_width():
+    rng = np.random.default_rng(0)
+    values = np.sort(rng.normal(size=(4, 3, 5)), axis=2)
+    partner = rng.normal(size=(4, 3))
+    partner[0, 0] = np.nan  # no partner forecast: the weight stays with the network
+    blended = blend_quantiles(values, [partner], [0.3], median_index=2)
+    np.testing.assert_allclose(np.diff(blended, axis=2), np.diff(values, axis=2), atol=1e-12)
+    expected = 0.7 * values[:, :, 2] + 0.3 * np.where(np.isnan(partner), values[:, :, 2], partner)
+    np.testing.assert_allclose(blended[:, :, 2], expected, atol=1e-12)
 
 
 def test_each_partner_can_be_switched_off_alone(panel):
@@ -103,15 +112,17 @@ def test_each_partner_can_be_switched_off_alone(panel):
     np.testing.assert_allclose(theta_only.predict().loc[rows, "y_hat"], expected, rtol=1e-9)
 
 
-def test_future_covariates_turn_the_blend_off_by_default(panel):
+def test_the_blend_is_chosen_at_fit_with_or_without_covariates_and_explicit_weights_are_kept(panel):
+    """Declaring a covariate no longer switches the partners off: the fit chooses them on held-out windows."""
     df, _ = panel
-    auto = fast_model(future_covariates=["promo"]).fit(df)
-    off = fast_model(future_covariates=["promo"], theta_weight=0.0, holt_winters_weight=0.0).fit(df)
     future = future_frame(df, 6)
-    assert auto._blend_weights() == {"theta_weight": 0.0, "holt_winters_weight": 0.0}
-    pd.testing.assert_frame_equal(auto.predict(future_df=future), off.predict(future_df=future))
-    chosen = fast_model(future_covariates=["promo"], theta_weight=0.5, holt_winters_weight=0.2)._blend_weights()
-    assert chosen == {"theta_weight": 0.5, "holt_winters_weight": 0.2}
+    auto = fast_model(future_covariates=["promo"]).fit(df)
+    chosen = auto.state_.calibration.blend
+    assert set(chosen) == {"theta_weight", "holt_winters_weight"} and auto._blend_weights() == chosen
+    same = fast_model(future_covariates=["promo"], **chosen).fit(df)  # the chosen weights, given: the same forecast
+    pd.testing.assert_frame_equal(auto.predict(future_df=future), same.predict(future_df=future), check_exact=True)
+    given = fast_model(future_covariates=["promo"], theta_weight=0.5, holt_winters_weight=0.2).fit(df)
+    assert given._blend_weights() == given.state_.calibration.blend == {"theta_weight": 0.5, "holt_winters_weight": 0.2}
 
 
 @pytest.mark.parametrize("name", ["theta_weight", "holt_winters_weight"])

@@ -233,7 +233,7 @@ SCHEMA_CASES = [
     ("fitted.surprise", 1, r"`fitted\.surprise`.*not a key"),
     ("fitted.scaler", "minmax", r"`fitted\.scaler`"),
     ("fitted.tz", "wall:Nowhere/Atlantis", r"`fitted\.tz`"),
-    ("fitted.quantiles", [0.2, 0.5, 0.8], r"`params\.quantiles`"),
+    ("fitted.quantiles", [0.15, 0.25, 0.35, 0.45, 0.5, 0.55, 0.65, 0.75, 0.85], r"`params\.quantiles`"),
     ("fitted.quantiles", [0.5, 0.1, 0.9], r"`fitted\.quantiles`"),
     ("fitted.roles.static", ["group"], r"`fitted\.features`"),
     ("fitted.features.categories.group", [{"type": "str", "value": "A"}], r"`fitted\.network\.static_features`"),

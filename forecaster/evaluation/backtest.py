@@ -29,7 +29,7 @@ from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
 from .baselines import BASELINES, run_baselines
 from .faithfulness import occlusion
-from .metrics import score_forecasts
+from .metrics import score_forecasts, score_quantiles
 from .progress import Progress
 from .result import BacktestResult
 from .splits import Fold, rolling_origins
@@ -185,7 +185,8 @@ def backtest(
             predictions.append(_label(*last, fitted, model))
             scales.append(_scales(*last, fitted, season))
             seconds["predict"] += time.perf_counter() - tick
-        baseline_frames.append(_baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds, report))
+        levels = tuple(model.quantiles or ())
+        baseline_frames.append(_baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds, levels, report))
     if not refit_every and window == "expanding":  # one panel, every fold's cutoffs as origins of one pass
         tick = time.perf_counter()
         report.step(f"forecasting all {len(folds)} folds' origins in one pass")
@@ -213,6 +214,7 @@ def backtest(
     scale_frame = pd.concat(scales, ignore_index=True)
     models = [MODEL_NAME, *baselines]
     metrics = score_forecasts(forecasts, scale_frame, models, _interval_columns(model, baselines))
+    quantile_metrics = score_quantiles(forecasts, _quantile_columns(model, baselines))
     timings = pd.DataFrame(
         [
             {"model": MODEL_NAME, "fit_seconds": seconds["fit"], "predict_seconds": seconds["predict"]},
@@ -246,6 +248,7 @@ def backtest(
         attention=attention_frame(*last, columns.id, columns.time, None, include_padding=True),
         data=frame,
         last_model=fitted,
+        quantile_metrics=quantile_metrics,
     )
 
 
@@ -329,14 +332,14 @@ def _scales(panel: Panel, forecast: Forecast, fitted: Seq2SeqForecaster, season:
     )
 
 
-def _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns: Columns, seconds: dict, report=None):
+def _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns: Columns, seconds: dict, quantiles=(), report=None):
     """The fold's statsforecast forecasts, one baseline at a time so that each one's time is its own."""
     frames = []
     for name in baselines:
         if report is not None:
             report.step(f"baseline {name}")
         tick = time.perf_counter()
-        kwargs = dict(n_jobs=n_jobs, id_col=columns.id, time_col=columns.time, target_col=columns.target)
+        kwargs = dict(n_jobs=n_jobs, id_col=columns.id, time_col=columns.time, target_col=columns.target, quantiles=quantiles)
         base = run_baselines(train, horizon, offset.freqstr, season, (name,), **kwargs)
         frames.append(base.set_index([columns.id, columns.time]))
         seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - tick
@@ -358,6 +361,17 @@ def _interval_columns(model: Seq2SeqForecaster, baselines) -> dict[str, tuple[st
         lo, hi = min(model.quantiles), max(model.quantiles)
         intervals[MODEL_NAME] = (names[quantile_column(float(lo))], names[quantile_column(float(hi))])
     return intervals
+
+
+def _quantile_columns(model: Seq2SeqForecaster, baselines) -> dict[str, dict[float, str]]:
+    """Each model's forecast column per quantile level: the model's levels, for the model and every baseline."""
+    levels = sorted({float(q) for q in (model.quantiles or ())} | {0.5}) if model.quantiles is not None else []
+    if len(levels) < 2:
+        return {}
+    suffix = {q: quantile_column(q)[len("y_hat") :] for q in levels}
+    columns = {MODEL_NAME: {q: MODEL_NAME if q == 0.5 else MODEL_NAME + suffix[q] for q in levels}}
+    columns.update({b: {q: b if q == 0.5 else b + suffix[q] for q in levels} for b in baselines})
+    return columns
 
 
 def _quantile_renames(model: Seq2SeqForecaster) -> dict[str, str]:

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import warnings
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
+from ..model.outputs import quantile_column
+
 BASELINES = ("seasonal_naive", "auto_ets")
+
+
+def _interval_bound(q: float) -> tuple[str, int | float]:
+    """Which bound of which central interval (statsforecast's ``level`` in percent) is the level-``q`` quantile."""
+    width = round(abs(2.0 * q - 1.0) * 100.0, 6)
+    return ("lo" if q < 0.5 else "hi"), int(width) if width == int(width) else width
 
 
 def run_baselines(
@@ -17,6 +27,7 @@ def run_baselines(
     season_length: int,
     names: tuple[str, ...],
     level: int | None = 80,
+    quantiles: Sequence[float] = (),
     n_jobs: int = 1,
     id_col: str = "unique_id",
     time_col: str = "ds",
@@ -26,7 +37,9 @@ def run_baselines(
 
     statsforecast needs complete series, so missing targets are filled forward (then
     backward) per series for the baselines only. Returns ``id_col``, ``ds`` and one
-    column per baseline, plus ``<name>_lo`` / ``<name>_hi`` for a ``level``% interval.
+    column per baseline, plus ``<name>_lo`` / ``<name>_hi`` for a ``level``% interval and
+    ``<name>_q10``-style columns for each of ``quantiles`` (from the central interval whose
+    bound it is: q = 0.1 is the lower bound of the 80% interval; 0.5 is the point forecast).
     """
     from statsforecast import StatsForecast
     from statsforecast.models import AutoETS, SeasonalNaive
@@ -43,16 +56,25 @@ def run_baselines(
     data = train[[id_col, time_col, target_col]].rename(columns={id_col: "unique_id", time_col: "ds", target_col: "y"})
     data = data.assign(y=data.groupby("unique_id", sort=False)["y"].ffill())
     data = data.assign(y=data.groupby("unique_id", sort=False)["y"].bfill())
+    bounds = {float(q): _interval_bound(float(q)) for q in quantiles if float(q) != 0.5}
+    levels = sorted({lv for _, lv in bounds.values()} | ({level} if level else set()))
     engine = StatsForecast(models=[makers[n]() for n in names], freq=freq, n_jobs=n_jobs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = engine.forecast(df=data, h=horizon, level=[level] if level else None)
+        out = engine.forecast(df=data, h=horizon, level=levels or None)
     out = out.reset_index() if "unique_id" not in out.columns else out
     renames = {"unique_id": id_col, "ds": time_col}
     for n in names:
         renames[f"{n}-lo-{level}"] = f"{n}_lo"
         renames[f"{n}-hi-{level}"] = f"{n}_hi"
+    for n in names:
+        for q in quantiles:
+            column = n + quantile_column(float(q))[len("y_hat") :]
+            side, lv = bounds.get(float(q), (None, None))
+            out[column] = out[n] if side is None else out[f"{n}-{side}-{lv}"]
     out = out.rename(columns=renames)
+    out = out[[c for c in out.columns if c in (id_col, time_col) or (c in renames.values()) or c.startswith(tuple(names))]]
+    out = out[[c for c in out.columns if "-lo-" not in c and "-hi-" not in c]]
     for n in names:
         if not np.isfinite(out[n].to_numpy(dtype=float)).all():
             raise FloatingPointError(f"Baseline `{n}` produced non-finite forecasts.")

@@ -104,3 +104,57 @@ def score_forecasts(
     if "coverage" in metrics:
         columns.append("coverage")
     return metrics[columns]
+
+
+def score_quantiles(
+    forecasts: pd.DataFrame, quantile_columns: dict[str, dict[float, str]], id_col: str = "unique_id"
+) -> pd.DataFrame:
+    """Per (series, cutoff, model, level): the pinball loss summed over the horizon, hits, scored periods, sum of ``|y|``.
+
+    ``quantile_columns`` maps each model to its forecast column per level. A hit is an actual at or
+    below the quantile forecast (a calibrated level-q forecast is hit a share q of the time).
+    Periods without an actual or a forecast are not scored. Sums, not means, so that
+    :func:`weighted_quantile_loss` can pool any set of rows.
+    """
+    keys = [id_col, "cutoff"]
+    y = forecasts["y"].to_numpy(dtype=float)
+    parts = []
+    for model, columns in quantile_columns.items():
+        for level, column in columns.items():
+            f = forecasts[column].to_numpy(dtype=float)
+            ok = np.isfinite(y) & np.isfinite(f)
+            diff = np.where(ok, y - f, 0.0)
+            part = pd.DataFrame(
+                {
+                    id_col: forecasts[id_col].to_numpy(),
+                    "cutoff": forecasts["cutoff"].to_numpy(),
+                    "pinball": np.maximum(level * diff, (level - 1.0) * diff),
+                    "hits": (ok & (y <= f)).astype(np.int64),
+                    "n": ok.astype(np.int64),
+                    "abs_y": np.where(ok, np.abs(y), 0.0),
+                }
+            )
+            grouped = part.groupby(keys, sort=False).sum().reset_index()
+            grouped.insert(2, "model", model)
+            grouped.insert(3, "level", float(level))
+            parts.append(grouped)
+    columns = [*keys, "model", "level", "pinball", "hits", "n", "abs_y"]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+
+def weighted_quantile_loss(scores: pd.DataFrame) -> pd.Series:
+    """Per model: the mean over levels of ``2 * sum(pinball loss) / sum(|y|)``, pooled over every scored row.
+
+    The definition of the probabilistic benchmarks (GluonTS's mean weighted quantile loss, as
+    Chronos, fev and GIFT-Eval report it over the levels 0.1, ..., 0.9). NaN where ``sum(|y|)`` is 0.
+    """
+    pooled = scores.groupby(["model", "level"], sort=False)[["pinball", "abs_y"]].sum()
+    per_level = 2.0 * pooled["pinball"] / pooled["abs_y"].where(pooled["abs_y"] > 0)
+    return per_level.groupby(level="model", sort=False).mean().rename("wql")
+
+
+def hit_rates(scores: pd.DataFrame) -> pd.DataFrame:
+    """Model x level: the share of actuals at or below each quantile forecast (calibrated: equal to the level)."""
+    pooled = scores.groupby(["model", "level"], sort=False)[["hits", "n"]].sum()
+    rate = pooled["hits"] / pooled["n"].where(pooled["n"] > 0)
+    return rate.unstack("level")

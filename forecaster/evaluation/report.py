@@ -217,7 +217,8 @@ def _settings_lines(result) -> list[str]:
         f"- series skipped in some fold: {result.skipped['unique_id'].nunique()} (see skipped.csv)",
         "- model: seq2seq; its settings, as fitted, are listed under *Model settings*",
         f"- seed (random_state): {params.get('random_state')}",
-        _blend_line(s["blend_weights"]),
+        _blend_line(s["blend_weights"], [n for n in s["blend_weights"] if params.get(n) is None]),
+        *_calibration_line(result),
         f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data",
         f"- run time: {s['seconds']:.1f} s",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in _versions().items()),
@@ -225,17 +226,39 @@ def _settings_lines(result) -> list[str]:
     return lines
 
 
-def _blend_line(weights: dict[str, float]) -> str:
-    """How the reported forecast was made: the network alone, or its blend with the statistical partners."""
+def _blend_line(weights: dict[str, float], chosen: list[str] = ()) -> str:
+    """How the reported forecast was made: the network alone, or its blend with the statistical partners.
+
+    ``chosen``: partners whose weight the fit chose on held-out windows (their parameter was None).
+    """
+    how = (
+        f"; {', '.join(f'`{n}`' for n in chosen)} chosen at fit on held-out windows at the end of the training data"
+        " (last fold)"
+        if chosen
+        else ""
+    )
     used = {name: w for name, w in weights.items() if w > 0.0}
     if not used:
-        return "- seq2seq forecast: the network alone (no statistical blend)"
+        return f"- seq2seq forecast: the network alone (no statistical blend){how}"
     partners = " + ".join(f"{w:g} x {PARTNERS[name].label}" for name, w in used.items())
     names = ", ".join(f"`{name}`" for name in used)
     return (
         f"- seq2seq forecast: {1 - sum(used.values()):g} x the network + {partners}, fitted per series ({names}); "
-        "attention describes the network's part only"
+        f"attention describes the network's part only{how}"
     )
+
+
+def _calibration_line(result) -> list[str]:
+    """How the intervals were calibrated, when the model's were (see ``forecaster.model.calibration``)."""
+    state = getattr(result.last_model, "state_", None)
+    calibration = getattr(state, "calibration", None)
+    if calibration is None or calibration.factors is None:
+        return []
+    return [
+        "- intervals: each quantile's offset from the median is scaled, per horizon step, so that its central "
+        f"interval held its nominal share of actuals in {calibration.n_windows} held-out windows at the end of the "
+        "training data (last fold)"
+    ]
 
 
 def _pick_notes(metrics: pd.DataFrame, picks: dict, reference: str | None) -> dict[str, tuple[str, str]]:

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .metrics import hit_rates, weighted_quantile_loss
+
 
 @dataclass
 class BacktestResult:
@@ -24,6 +26,9 @@ class BacktestResult:
         attention: attention of the last fold's model from the last fold's origins, as
             ``explain(include_padding=True)`` returns it (from the same forward pass as the forecasts).
         data: the validated input frame (for plots).
+        quantile_metrics: per (series, cutoff, model, level): pinball loss summed over the horizon,
+            hits (actuals at or below the quantile), scored periods and the sum of ``|y|``
+            (``metrics.score_quantiles``); the baselines are scored at the model's levels.
     """
 
     forecasts: pd.DataFrame
@@ -34,14 +39,25 @@ class BacktestResult:
     attention: pd.DataFrame | None = None
     data: pd.DataFrame | None = field(default=None, repr=False)
     last_model: object | None = field(default=None, repr=False)
+    quantile_metrics: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def models(self) -> list[str]:
         return list(dict.fromkeys(self.metrics["model"]))
 
     def summary(self) -> pd.DataFrame:
-        """Per model: mean/median MASE, MASE relative to each baseline, win rate, coverage, sMAPE, seconds."""
-        return summarise(self.metrics, self.timings, self.models)
+        """Per model: mean/median MASE, MASE relative to each baseline, win rate, coverage, WQL, sMAPE, seconds."""
+        table = summarise(self.metrics, self.timings, self.models)
+        if self.quantile_metrics is not None and len(self.quantile_metrics):
+            wql = weighted_quantile_loss(self.quantile_metrics)
+            table.insert(table.columns.get_loc("coverage") + 1 if "coverage" in table else len(table.columns), "wql", wql)
+        return table
+
+    def calibration(self) -> pd.DataFrame:
+        """Model x level: the share of actuals at or below each quantile forecast (calibrated: the level itself)."""
+        if self.quantile_metrics is None or not len(self.quantile_metrics):
+            return pd.DataFrame()
+        return hit_rates(self.quantile_metrics).reindex(self.models).dropna(how="all")
 
     def to_report(self, path: str | Path, title: str | None = None) -> Path:
         """Write Markdown, self-contained HTML, CSVs and PNG plots to directory ``path``."""

@@ -140,6 +140,14 @@ def config_schema(version: int) -> Check:
             "name": (nullable(text()), False),
         }
     )
+    factors = list_of(list_of(real(0.0, 1e6), MAX_QUANTILES), MAX_STEPS)
+    calibration = record(
+        {
+            "blend": (mapping(real(0.0, 1.0), MAX_FEATURES), True),
+            "factors": (nullable(factors), True),
+            "n_windows": (integer(0, 2**31), True),
+        }
+    )
     fitted = record(
         {
             "freq": (text(), True),
@@ -158,6 +166,7 @@ def config_schema(version: int) -> Check:
             "seasonal_profile": (flag, new),
             "trend_line": (flag, new),
             "warm_starts": (integer(0, 2**31), new),
+            "calibration": (nullable(calibration), False),
         }
     )
     top: dict[str, tuple[Check, bool]] = {

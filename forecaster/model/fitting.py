@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..data.decomposition import SEASONAL_CHANNELS, TREND_CHANNELS
@@ -10,9 +12,12 @@ from ..data.panel import Panel
 from ..data.roles import CovariateRoles
 from ..data.scaling import naive_error_table
 from ..data.windows import admissible_origins, assemble
+from .calibration import HoldOut, calibrate, plan_holdout
+from .inference import history_kept, run_network, target_values
 from .members import TrainingJob
-from .network import NetworkConfig
-from .params import architecture, default_max_steps, use_early_stopping, warm_start_steps
+from .network import Ensemble, NetworkConfig
+from .params import architecture, default_max_steps, explicit_blend_weights, needs_calibration, use_early_stopping, warm_start_steps
+from .state import FittedState
 from .training import TrainConfig
 
 
@@ -55,18 +60,24 @@ def training_job(
     end_col = np.full(len(panel.ids), panel.last_col)
     validation = None
     naive_table = naive_error_table(panel.y, season_length, panel.first_col) if params["loss_scale"] == "seasonal_naive" else None
-    series, origins = all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
+    all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
     batch_size = params["batch_size"]
     budget = warm_start_steps if warm else default_max_steps
     max_steps = params["max_steps"] or budget(len(all_series), batch_size)
-    if use_early_stopping(params["early_stopping"], max_steps, batch_size, len(all_series)):
-        t_series, t_origins = admissible_origins(panel, input_size, horizon, end_col - horizon, min_history)
-        at_end = all_origins == panel.last_col - horizon
-        if len(t_series) and at_end.any():
-            series, origins = t_series, t_origins
-            validation = assemble(
-                panel, roles, all_series[at_end], all_origins[at_end], input_size, horizon, params["scaler"], True, naive_table
-            )
+    early = use_early_stopping(params["early_stopping"], max_steps, batch_size, len(all_series))
+    holdout = plan_holdout(panel, horizon, min_history, early, params["random_state"]) if needs_calibration(params) else None
+    if early and holdout is None:  # early stopping holds out the last horizon of every series
+        holdout = HoldOut(np.arange(len(panel.ids)), 1)
+    series, origins = all_series, all_origins
+    if holdout is not None:
+        series, origins = admissible_origins(panel, input_size, horizon, end_col - holdout.cut(len(panel.ids), horizon), min_history)
+        if len(series) == 0:  # too short to spare any window: train on all of them, uncalibrated
+            series, origins, holdout = all_series, all_origins, None
+    at_end = all_origins == panel.last_col - horizon
+    if early and holdout is not None and at_end.any():
+        validation = assemble(
+            panel, roles, all_series[at_end], all_origins[at_end], input_size, horizon, params["scaler"], True, naive_table
+        )
     if len(series) == 0:
         raise ValueError("No training window fits in the data: the series are too short for `horizon`; lower it.")
     train_config = TrainConfig(
@@ -92,4 +103,30 @@ def training_job(
         full_series=all_series if refit else None,
         full_origins=all_origins if refit else None,
         naive_table=naive_table,
+        holdout=holdout,
     )
+
+
+def calibrated(network: Ensemble, state: FittedState, panel: Panel, holdout: HoldOut | None, params: dict, device: str) -> FittedState:
+    """``state`` with the calibration learnt from the fitted network's forecasts of the held-out windows.
+
+    The windows come from the training panel, whose targets end at the training end: nothing
+    after it is read (a backtest fold calibrates on its own training data).
+    """
+    if holdout is None or len(holdout.series) == 0:
+        return state
+    series, origins = holdout.windows(panel)
+    values, _, _ = run_network(network, state, panel, series, origins, device)
+    calibration = calibrate(
+        values,
+        target_values(panel, state),
+        panel,
+        series,
+        origins,
+        state.quantiles,
+        state.median_index,
+        state.season_length,
+        history_kept(state.input_size, panel.decomposition),
+        explicit_blend_weights(params),
+    )
+    return replace(state, calibration=calibration)

@@ -27,6 +27,7 @@ from ..data.validation import Columns
 from ..data.windows import assemble
 from ..partners.blend import PARTNERS, blend_quantiles, partner_forecasts
 from .account import Account, network_account
+from .calibration import apply_factors
 from .network import Ensemble
 from .state import FittedState
 from .training import to_tensors
@@ -186,6 +187,8 @@ def forecast_windows(
     if not np.isfinite(values).all():
         raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
     values, account = blend_partners(values, state, panel, series, origins, blend_weights, account)
+    if state.calibration is not None:
+        values = apply_factors(values, state.calibration.factors, state.median_index)
     return Forecast(series, origins, values, attention, account)
 
 

@@ -15,6 +15,7 @@ from .._version import __version__
 from ..data.features import static_width
 from ..data.frequency import calendar_features, normalise_freq
 from ..data.roles import CovariateRoles
+from ..partners.blend import PARTNERS
 from .file_layout import CONFIG, HISTORY, MAX_WINDOW_CELLS, Invalid
 from .params import CONSTRAINTS, check_params
 from .state import FittedState
@@ -66,6 +67,19 @@ def check_bounds(fitted: dict[str, Any]) -> None:
         raise Invalid(f"`fitted.training_end.ds` in {CONFIG} holds a value that is not a timestamp ({error}).") from None
 
 
+def _check_calibration(state: FittedState) -> None:
+    """The calibration names known partners with weights summing to at most 1, and has one factor per (step, level)."""
+    calibration = state.calibration
+    if calibration is None:
+        return
+    unknown = sorted(set(calibration.blend) - set(PARTNERS))
+    if unknown or sum(calibration.blend.values()) > 1.0 + 1e-9:
+        raise Invalid(f"`fitted.calibration.blend` in {CONFIG} must give partners of {sorted(PARTNERS)} weights summing to at most 1.")
+    shape = (state.network.horizon, len(state.quantiles))
+    if calibration.factors is not None and calibration.factors.shape != shape:
+        raise Invalid(f"`fitted.calibration.factors` in {CONFIG} must be {shape[0]} rows (steps) of {shape[1]} factors (levels).")
+
+
 def check_agreement(state: FittedState, params: dict[str, Any]) -> None:
     """The parts of the fitted state agree with each other and with the parameters ``predict`` reads."""
     net, levels = state.network, state.quantiles
@@ -81,6 +95,7 @@ def check_agreement(state: FittedState, params: dict[str, Any]) -> None:
         if value != expected:
             raise Invalid(f"`{key}` in {CONFIG} is {value!r}, but {what} is {expected!r}.")
     _check_params_match_state(state, params)
+    _check_calibration(state)
     if params["quantiles"] is not None and not {float(q) for q in params["quantiles"]} <= set(levels):
         raise Invalid(f"`params.quantiles` in {CONFIG} lists levels the network does not output ({list(levels)}).")
     roles = state.roles

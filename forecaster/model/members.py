@@ -28,6 +28,7 @@ from ..data.panel import Panel
 from ..data.roles import CovariateRoles
 from ..data.scaling import NaiveErrorTable
 from ..data.windows import Batch, assemble
+from .calibration import HoldOut
 from .network import NetworkConfig, Seq2SeqNetwork
 from .training import TrainConfig, TrainResult, train
 
@@ -48,6 +49,7 @@ class TrainingJob:
     full_series: np.ndarray | None = None  # all windows, including the held-out last horizon,
     full_origins: np.ndarray | None = None  # for the refit after early stopping (None: no refit)
     naive_table: NaiveErrorTable | None = None  # weighs windows by their seasonal-naive error (None: unweighted)
+    holdout: HoldOut | None = None  # series whose last windows no training window reads (for calibration)
 
 
 def _sampler(job: TrainingJob, series: np.ndarray, origins: np.ndarray):

@@ -131,13 +131,36 @@ def changed_since_fit(fitted: Mapping[str, Any], current: Mapping[str, Any]) -> 
     }
 
 
-def blend_weights(params: Mapping[str, Any]) -> dict[str, float]:
-    """Each statistical partner's weight resolved: None means its default without future-known covariates, 0 with them."""
+def blend_weights(params: Mapping[str, Any], chosen: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Each statistical partner's weight resolved.
+
+    An explicit weight is kept. None means the weight chosen at fit on held-out windows (``chosen``,
+    see :mod:`forecaster.model.calibration`); a model that has none (fitted without a choice, or a file
+    written before choices existed) falls back to the former rule: the partner's default without
+    future-known covariates, 0 with them.
+    """
     future = bool(list(params.get("future_covariates") or ()))
-    return {
-        name: float(params[name]) if params.get(name) is not None else (0.0 if future else partner.default_weight)
-        for name, partner in PARTNERS.items()
-    }
+    resolved = {}
+    for name, partner in PARTNERS.items():
+        if params.get(name) is not None:
+            resolved[name] = float(params[name])
+        elif chosen is not None and name in chosen:
+            resolved[name] = float(chosen[name])
+        else:
+            resolved[name] = 0.0 if future else partner.default_weight
+    return resolved
+
+
+def explicit_blend_weights(params: Mapping[str, Any]) -> dict[str, float | None]:
+    """Each partner's weight as given: a number, or None where the fit chooses it."""
+    return {name: None if params.get(name) is None else float(params[name]) for name in PARTNERS}
+
+
+def needs_calibration(params: Mapping[str, Any]) -> bool:
+    """Whether a fit holds out windows: to choose a partner's weight, or to calibrate quantiles besides the median."""
+    quantiles = params.get("quantiles")
+    levels = {float(q) for q in (() if quantiles is None else quantiles)} - {0.5}
+    return bool(levels) or any(weight is None for weight in explicit_blend_weights(params).values())
 
 
 def check_params(params: Mapping[str, Any]) -> None:
@@ -154,7 +177,7 @@ def check_params(params: Mapping[str, Any]) -> None:
             ok = False
         if not ok:
             raise ValueError(f"`{name}` must be {must_be}; got {value!r}.")
-    weights = blend_weights(params)
+    weights = {name: weight for name, weight in explicit_blend_weights(params).items() if weight is not None}
     if sum(weights.values()) > 1.0:
         raise ValueError(f"`theta_weight` and `holt_winters_weight` must sum to at most 1; got {weights}.")
     if params["quantiles"] is not None:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..data.features import FeatureSpec, index_from_typed, typed_index
 from ..data.roles import CovariateRoles
+from .calibration import Calibration
 from .network import NetworkConfig
 
 
@@ -39,6 +40,8 @@ class FittedState:
         scaler, log_target, seasonal_profile, trend_line: how targets were turned into network
             inputs (``trend_line`` resolved, never None).
         warm_starts: fits that continued from these weights since the last full fit.
+        calibration: the partners' weights and quantile offset factors learnt on held-out windows
+            (None: fitted without them, or a file written before they existed).
     """
 
     freq: str
@@ -57,6 +60,7 @@ class FittedState:
     seasonal_profile: bool = False
     trend_line: bool = False
     warm_starts: int = 0
+    calibration: Calibration | None = None
 
     @property
     def median_index(self) -> int:
@@ -90,6 +94,7 @@ class FittedState:
             "seasonal_profile": self.seasonal_profile,
             "trend_line": self.trend_line,
             "warm_starts": self.warm_starts,
+            "calibration": None if self.calibration is None else self.calibration.to_dict(),
         }
 
     @classmethod
@@ -115,4 +120,5 @@ class FittedState:
             training_end=pd.Series(pd.to_datetime(ends["ds"]), index=ids, name=ends.get("name")),
             **{name: fitted.get(name, legacy[name]) for name in ("scaler", "log_target", "seasonal_profile", "trend_line")},
             warm_starts=int(fitted.get("warm_starts", 0)),
+            calibration=None if fitted.get("calibration") is None else Calibration.from_dict(fitted["calibration"]),
         )

@@ -1,0 +1,145 @@
+"""Calibration on held-out windows: the blend choice, the interval factors, and windows no training window reads."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model
+from scipy.stats import norm
+
+from forecaster import backtest
+from forecaster.data.validation import clean_history
+from forecaster.model.calibration import HoldOut, apply_factors, choose_blend, offset_factors, plan_holdout
+from forecaster.model.fitting import network_config, training_job
+from forecaster.model.params import training_quantiles
+
+LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+FIXED = {"theta_weight": None, "holt_winters_weight": None}
+
+
+def _normal_quantiles(n: int, horizon: int, width: float) -> np.ndarray:
+    """(n, horizon, 9) deciles of N(0, width^2) around a zero median."""
+    return np.broadcast_to(width * norm.ppf(LEVELS), (n, horizon, len(LEVELS))).copy()
+
+
+@pytest.mark.parametrize("truth", [2.0, 0.5])
+def test_factors_give_each_central_interval_its_nominal_coverage(truth):
+    """Quantiles of N(0, 1) for actuals of N(0, truth^2): every offset is scaled by about ``truth``."""
+    rng = np.random.default_rng(0)
+    quantiles = _normal_quantiles(4000, 3, 1.0)
+    factors = offset_factors(quantiles, rng.normal(0.0, truth, (4000, 3)), LEVELS, 4)
+    np.testing.assert_allclose(np.delete(factors, 4, axis=1), truth, rtol=0.08)
+    assert (factors[:, 4] == 1.0).all()
+    fresh = rng.normal(0.0, truth, (4000, 3))
+    calibrated = apply_factors(quantiles, factors, 4)
+    hits = (fresh[..., None] <= calibrated).mean(axis=(0, 1))
+    np.testing.assert_allclose(hits, LEVELS, atol=0.02)
+
+
+def test_a_shared_shock_widens_the_interval_instead_of_tilting_it():
+    """Held-out actuals all shifted down: both sides widen alike, the median stays (the pair shares one factor)."""
+    rng = np.random.default_rng(1)
+    quantiles = _normal_quantiles(3000, 2, 1.0)
+    factors = offset_factors(quantiles, rng.normal(-1.0, 1.0, (3000, 2)), LEVELS, 4)
+    np.testing.assert_allclose(factors[:, 0], factors[:, 8])
+    np.testing.assert_allclose(factors[:, 3], factors[:, 5])
+    assert (factors[:, 0] > 1.2).all()
+
+
+def test_applied_factors_keep_the_median_exact_and_the_levels_in_order():
+    rng = np.random.default_rng(2)
+    quantiles = np.sort(rng.normal(size=(50, 4, 9)), axis=2)
+    factors = rng.uniform(0.0, 3.0, size=(4, 9))
+    factors[:, 4] = 1.0
+    out = apply_factors(quantiles, factors, 4)
+    np.testing.assert_array_equal(out[:, :, 4], quantiles[:, :, 4])
+    assert (np.diff(out, axis=2) >= 0).all()
+    assert apply_factors(quantiles, None, 4) is quantiles
+
+
+def _windows(rng, n, horizon=6):
+    actual = rng.normal(0.0, 1.0, (n, horizon))
+    return actual, np.ones(n)
+
+
+def test_partners_that_hurt_are_switched_off():
+    rng = np.random.default_rng(3)
+    actual, scale = _windows(rng, 200)
+    median = actual + rng.normal(0.0, 0.3, actual.shape)  # a good network
+    awful = [actual + 5.0, actual + 4.0]  # partners far off (a demand they cannot see the driver of)
+    assert choose_blend(median, awful, actual, scale, FIXED) == {"theta_weight": 0.0, "holt_winters_weight": 0.0}
+
+
+def test_the_default_blend_stays_unless_another_is_clearly_better():
+    rng = np.random.default_rng(4)
+    actual, scale = _windows(rng, 200)
+    median = actual + rng.normal(0.0, 1.0, actual.shape)
+    partners = [actual + rng.normal(0.0, 1.0, actual.shape), actual + rng.normal(0.0, 1.0, actual.shape)]
+    assert choose_blend(median, partners, actual, scale, FIXED) == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
+    # One window is no evidence to leave the default, however bad the partners look in it.
+    few = choose_blend(median[:1], [p[:1] + 3.0 for p in partners], actual[:1], scale[:1], FIXED)
+    assert few == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
+    # An explicit weight is kept; the other partner is still chosen.
+    fixed = choose_blend(median, [actual + 5.0, partners[1]], actual, scale, {"theta_weight": 0.4, "holt_winters_weight": None})
+    assert fixed["theta_weight"] == 0.4 and fixed["holt_winters_weight"] in (0.0, 0.15)
+
+
+def test_no_training_window_reads_a_held_out_target(panel):
+    df, _ = panel
+    model = fast_model(max_steps=5, early_stopping=False)
+    frame = df.sort_values(["unique_id", "ds"])
+    panel_ = model._fit_frame(*clean_history(frame, model._columns(), model._roles()))
+    params = model.get_params()
+    quantiles = training_quantiles(params["quantiles"])
+    config = network_config(panel_, model._roles(), model.state_.features, quantiles, 12, params)
+    job = training_job(panel_, model._roles(), config, quantiles, "cpu", 12, params)
+    holdout = job.holdout
+    assert isinstance(holdout, HoldOut) and len(holdout.series) >= 1
+    series, origins = holdout.windows(panel_)
+    first_target = origins.min() + 1
+    for row in holdout.series:
+        reads = job.origins[job.series == row] + 6  # last target column of each training window
+        assert reads.size == 0 or reads.max() < first_target
+    others = np.setdiff1d(np.arange(len(panel_.ids)), holdout.series)
+    assert (job.origins[np.isin(job.series, others)] + 6 == panel_.last_col).any()  # the rest train to the end
+
+
+def test_a_fifth_of_the_series_is_held_out_without_early_stopping_and_all_with_it(panel):
+    df, _ = panel
+    model = fast_model(max_steps=5)
+    built = model._fit_frame(*clean_history(df, model._columns(), model._roles()))
+    most = int(0.05 * np.median(built.length))  # origins per series: never more than 5% of a typical length
+    some = plan_holdout(built, 6, 3, every_series=False, seed=0)
+    assert len(some.series) == int(np.ceil(0.2 * len(built.ids))) and some.back == most
+    every = plan_holdout(built, 6, 3, every_series=True, seed=0)
+    assert len(every.series) == len(built.ids) and every.back == most
+
+
+def test_a_backtest_reports_wql_and_hit_rates_for_the_model_and_the_baselines(panel):
+    df, _ = panel
+    result = backtest(fast_model(quantiles=LEVELS), df, n_windows=2, baselines=("seasonal_naive",), progress=False)
+    summary = result.summary()
+    assert {"wql", "coverage"} <= set(summary.columns)
+    assert summary["wql"].notna().all() and (summary["wql"] > 0).all()
+    rates = result.calibration()
+    assert list(rates.index) == ["seq2seq", "seasonal_naive"] and list(rates.columns) == list(LEVELS)
+    assert ((rates >= 0) & (rates <= 1)).all().all()
+    # The WQL by hand from the forecasts, for the baseline (its q50 is its point forecast).
+    f = result.forecasts.dropna(subset=["y", "seasonal_naive"])
+    losses = []
+    for q in LEVELS:
+        column = "seasonal_naive" if q == 0.5 else f"seasonal_naive_q{round(q * 100)}"
+        diff = f["y"] - f[column]
+        losses.append(2 * np.maximum(q * diff, (q - 1) * diff).sum() / f["y"].abs().sum())
+    assert summary.loc["seasonal_naive", "wql"] == pytest.approx(np.mean(losses), rel=1e-12)
+    hit = (f["y"] <= f["seasonal_naive_q10"]).mean()
+    assert rates.loc["seasonal_naive", 0.1] == pytest.approx(hit, rel=1e-12)
+
+
+def test_the_calibration_round_trips_through_a_model_file(panel, tmp_path):
+    df, _ = panel
+    model = fast_model().fit(df)
+    model.save(tmp_path / "m")
+    loaded = type(model).load(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.state_.calibration.factors, model.state_.calibration.factors)
+    assert loaded.state_.calibration.blend == model.state_.calibration.blend
+    pd.testing.assert_frame_equal(loaded.predict(), model.predict(), check_exact=True)
