@@ -22,7 +22,8 @@ import pandas as pd
 from forecaster import Seq2SeqForecaster, backtest
 from forecaster.datasets import load_m3, load_tourism
 from forecaster.evaluation.baselines import run_baselines
-from forecaster.evaluation.metrics import score_forecasts, seasonal_scales
+from forecaster.evaluation.metrics import hit_rates, score_forecasts, score_quantiles, seasonal_scales, weighted_quantile_loss
+from forecaster.model.outputs import quantile_column
 
 PANELS = {
     "m3_monthly": lambda split: load_m3("monthly", split),
@@ -43,12 +44,14 @@ def official_test(panel: str, params: dict, nhits: bool) -> pd.DataFrame:
     model = Seq2SeqForecaster(horizon=horizon, freq=info.freq, **params).fit(train)
     forecast = model.predict()
     rows.append(("seq2seq", time.perf_counter() - tick, peak_rss_mb()))
-    frames.append(forecast.rename(columns={"y_hat": "seq2seq"})[["unique_id", "ds", "seq2seq"]])
+    levels = [] if model.quantiles is None else sorted({float(q) for q in model.quantiles} | {0.5})
+    renames = {"y_hat": "seq2seq", **{quantile_column(q): "seq2seq" + quantile_column(q)[5:] for q in levels if q != 0.5}}
+    frames.append(forecast.rename(columns=renames)[["unique_id", "ds", *dict.fromkeys(renames.values())]])
     for name in ("seasonal_naive", "auto_ets"):
         tick = time.perf_counter()
-        base = run_baselines(train, horizon, info.freq, season, (name,), level=None, n_jobs=1)
+        base = run_baselines(train, horizon, info.freq, season, (name,), level=None, quantiles=levels, n_jobs=1)
         rows.append((name, time.perf_counter() - tick, peak_rss_mb()))
-        frames.append(base[["unique_id", "ds", name]])
+        frames.append(base.drop(columns=[name + quantile_column(0.5)[5:]], errors="ignore"))
     if nhits:
         frames.append(_nhits(train, info, rows))
     merged = test[["unique_id", "ds", "y"]]
@@ -59,6 +62,19 @@ def official_test(panel: str, params: dict, nhits: bool) -> pd.DataFrame:
     models = [name for name, *_ in rows]
     metrics = score_forecasts(merged.assign(cutoff=cutoff), scales, models, {})
     table = metrics.groupby("model")[["mase", "smape"]].mean().loc[models]
+    if len(levels) > 1:
+        columns = {
+            m: {q: m if q == 0.5 else m + quantile_column(q)[5:] for q in levels}
+            for m in models
+            if all((m + quantile_column(q)[5:]) in merged for q in levels if q != 0.5)
+        }
+        scores = score_quantiles(merged.assign(cutoff=cutoff), columns)
+        rates = hit_rates(scores)
+        table = table.join(weighted_quantile_loss(scores))
+        table["coverage_80"] = rates.get(0.9) - rates.get(0.1) if 0.1 in rates and 0.9 in rates else float("nan")
+        with pd.option_context("display.width", 250, "display.float_format", "{:.3f}".format):
+            print("hit rates (share of actuals at or below each quantile):")
+            print(rates)
     timing = pd.DataFrame(rows, columns=["model", "seconds", "peak_rss_mb"]).set_index("model")
     return table.join(timing)
 
@@ -98,7 +114,11 @@ def validation(panel: str, params: dict, baselines: bool) -> pd.DataFrame:
         print("mean MASE by fold (cutoff):")
         print(by_fold)
     summary = result.summary()
-    wanted = ["mean_mase", "median_mase", "mean_smape", "rel_mase_vs_auto_ets", "fit_seconds", "predict_seconds"]
+    with pd.option_context("display.width", 250, "display.float_format", "{:.3f}".format):
+        print("hit rates (share of actuals at or below each quantile):")
+        print(result.calibration())
+    wanted = ["mean_mase", "median_mase", "mean_smape", "rel_mase_vs_auto_ets", "coverage", "wql"]
+    wanted += ["fit_seconds", "predict_seconds"]
     return summary[[c for c in wanted if c in summary.columns]]
 
 

@@ -15,7 +15,7 @@ from conftest import fast_model
 import forecaster
 from forecaster.datasets import make_panel
 from forecaster.evaluation.report_html import render_html
-from forecaster.evaluation.report_tables import coverage_warning, markdown_table, representative_series
+from forecaster.evaluation.report_tables import coverage_warning, hit_rate_warning, markdown_table, representative_series
 
 VOID = {"img", "br", "wbr", "hr", "meta", "link", "input"}
 CAPTURED = {"h1", "h2", "h3", "h4", "p", "li", "th", "td", "blockquote", "code", "strong", "title"}
@@ -206,12 +206,30 @@ def test_without_auto_ets_the_leaderboard_is_against_the_first_baseline_and_says
 def test_coverage_warning_appears_exactly_when_coverage_is_outside_the_band(result, tmp_path, coverage, warned):
     metrics = result.metrics.copy()
     metrics.loc[metrics["model"] == "seq2seq", "coverage"] = coverage
-    text, page = write(dataclasses.replace(result, metrics=metrics), tmp_path / "r")
+    # Without the per-level scores: this test is about the interval's coverage alone.
+    text, page = write(dataclasses.replace(result, metrics=metrics, quantile_metrics=None), tmp_path / "r")
     warnings = [b for b in page.found["blockquote"] if b.startswith("Warning:")]
     assert text.count("> **Warning:**") == len(warnings) == (1 if warned else 0)
     if warned:
         assert f"> **Warning:** the 10-90% interval {warned}" in text and warned in warnings[0]
         assert "Warning:" in page.found["strong"]  # shown in bold, not as `**`
+
+
+def test_levels_whose_hit_rate_is_off_by_more_than_three_points_are_named():
+    rates = pd.DataFrame({0.1: [0.129, 0.05], 0.5: [0.531, 0.5], 0.9: [0.871, 0.95]}, index=["seq2seq", "auto_ets"])
+    assert "(q50 hit 53.1%)" in hit_rate_warning(rates)  # 2.9, 3.1 and 2.9 points off: q50 alone is flagged
+    rates.loc["seq2seq", 0.5] = 0.529
+    assert hit_rate_warning(rates) is None  # the baseline's levels are shown, not flagged
+    rates.loc["seq2seq", 0.9] = 0.86
+    warning = hit_rate_warning(rates)
+    assert "1 of the model's 3 quantile levels" in warning and "q90 hit 86.0%" in warning and "q10" not in warning
+
+
+def test_the_report_shows_wql_hit_rates_and_the_calibration_plot(report, result):
+    text, page = report
+    assert "## Forecast distribution" in text and "calibration.png" in text
+    header, *rows = page.table("Forecast distribution")
+    assert header[-1] == "WQL" and {r[0] for r in rows} == set(result.models)
 
 
 def test_coverage_band_is_the_nominal_level_of_the_outermost_quantiles():

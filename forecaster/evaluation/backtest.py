@@ -185,8 +185,10 @@ def backtest(
             predictions.append(_label(*last, fitted, model))
             scales.append(_scales(*last, fitted, season))
             seconds["predict"] += time.perf_counter() - tick
-        levels = tuple(model.quantiles or ())
-        baseline_frames.append(_baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds, levels, report))
+        levels = () if model.quantiles is None else tuple(model.quantiles)
+        baseline_frames.append(
+            _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds, levels, report)
+        )
     if not refit_every and window == "expanding":  # one panel, every fold's cutoffs as origins of one pass
         tick = time.perf_counter()
         report.step(f"forecasting all {len(folds)} folds' origins in one pass")
@@ -332,7 +334,9 @@ def _scales(panel: Panel, forecast: Forecast, fitted: Seq2SeqForecaster, season:
     )
 
 
-def _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns: Columns, seconds: dict, quantiles=(), report=None):
+def _baselines(
+    train, fold, horizon, offset, season, baselines, n_jobs, columns: Columns, seconds: dict, quantiles=(), report=None
+):
     """The fold's statsforecast forecasts, one baseline at a time so that each one's time is its own."""
     frames = []
     for name in baselines:
@@ -365,7 +369,7 @@ def _interval_columns(model: Seq2SeqForecaster, baselines) -> dict[str, tuple[st
 
 def _quantile_columns(model: Seq2SeqForecaster, baselines) -> dict[str, dict[float, str]]:
     """Each model's forecast column per quantile level: the model's levels, for the model and every baseline."""
-    levels = sorted({float(q) for q in (model.quantiles or ())} | {0.5}) if model.quantiles is not None else []
+    levels = [] if model.quantiles is None else sorted({float(q) for q in model.quantiles} | {0.5})
     if len(levels) < 2:
         return {}
     suffix = {q: quantile_column(q)[len("y_hat") :] for q in levels}

@@ -18,9 +18,11 @@ from ..partners.blend import PARTNERS
 from ..plots import ACCOUNTED, CAUTION, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
 from .report_html import render_html
 from .report_tables import (
+    COVERAGE_TOLERANCE,
     MODEL,
     code_span,
     coverage_warning,
+    hit_rate_warning,
     label,
     leaderboard,
     markdown_table,
@@ -42,6 +44,8 @@ REPORT_FILES = (
     "skipped.csv",
     "mase_by_step.png",
     "relative_mase.png",
+    "calibration.png",
+    "calibration.csv",
     "attention_profile.png",
     *(f"{kind}_{label}.png" for kind in ("forecast", "attention") for label in ("best", "median", "worst")),
 )
@@ -86,6 +90,22 @@ def _plot_mase_by_step(table: pd.DataFrame, folder: Path) -> str:
     ax.grid(alpha=0.3)
     literal(ax.legend())
     return _save(fig, folder, "mase_by_step.png")
+
+
+def _plot_calibration(rates: pd.DataFrame, folder: Path) -> str:
+    """Each model's hit rate per quantile level against the level, with the calibrated diagonal and its tolerance band."""
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    levels = rates.columns.to_numpy(dtype=float)
+    ax.fill_between(levels, levels - COVERAGE_TOLERANCE, levels + COVERAGE_TOLERANCE, color="0.9", label="calibrated +- 3 points")
+    ax.plot([0, 1], [0, 1], color="0.5", lw=1, ls="--")
+    for model, row in rates.iterrows():
+        ax.plot(levels, row.to_numpy(dtype=float), marker="o", ms=4, label=label(str(model)))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("quantile level (nominal)")
+    ax.set_ylabel("share of actuals at or below the quantile")
+    ax.legend(fontsize=8, loc="upper left")
+    return _save(fig, folder, "calibration.png")
 
 
 def _plot_relative(metrics: pd.DataFrame, models: list[str], folder: Path) -> str | None:
@@ -157,6 +177,11 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
     relative = _plot_relative(result.metrics, models, folder)
     if relative:
         images.append(("Per-series MASE relative to AutoETS", None, relative))
+    rates = result.calibration()
+    if len(rates):
+        rates.to_csv(folder / "calibration.csv")
+        tables["calibration.csv"] = rates
+        images.append(("Calibration: hit rate against nominal level", None, _plot_calibration(rates, folder)))
     picks = representative_series(result.metrics, reference=reference)
     notes = _pick_notes(result.metrics, picks, reference)
     last_cutoff = result.forecasts["cutoff"].max()
@@ -232,8 +257,7 @@ def _blend_line(weights: dict[str, float], chosen: list[str] = ()) -> str:
     ``chosen``: partners whose weight the fit chose on held-out windows (their parameter was None).
     """
     how = (
-        f"; {', '.join(f'`{n}`' for n in chosen)} chosen at fit on held-out windows at the end of the training data"
-        " (last fold)"
+        f"; {', '.join(f'`{n}`' for n in chosen)} chosen at fit on held-out windows at the end of the training data (last fold)"
         if chosen
         else ""
     )
@@ -312,12 +336,38 @@ def _against(result, reference: str | None) -> list[str]:
     return parts
 
 
+def _distribution(result, summary: pd.DataFrame, rates: pd.DataFrame) -> list[str]:
+    """The forecast distribution: WQL and each level's hit rate per model (the baselines at the model's levels)."""
+    if not len(rates) or "wql" not in summary:
+        return []
+    wql = summary["wql"].dropna().rename("WQL").to_frame()
+    shown = rates.rename(columns=lambda level: f"q{level * 100:g}")
+    return [
+        "## Forecast distribution",
+        "",
+        "WQL, the weighted quantile loss of the probabilistic benchmarks (Chronos, fev, GIFT-Eval): the mean over "
+        "the levels of 2 x the pinball loss summed over every scored period, over the sum of |y| (lower is better). "
+        "The statsforecast baselines are scored at the model's levels, from their central prediction intervals. "
+        "Below, each level's hit rate: the share of actuals at or below that quantile, which a calibrated forecast "
+        f"matches to its level (flagged beyond {COVERAGE_TOLERANCE * 100:g} points; see the calibration plot).",
+        "",
+        markdown_table(wql, digits=4),
+        "",
+        markdown_table(shown),
+        "",
+    ]
+
+
 def _markdown(result, summary, by_step, attention_md, images, notes, reference, title) -> str:
     parts = [f"# {title or 'Backtest report'}", "", *_settings_lines(result), "", "## Summary", "", markdown_table(summary), ""]
     coverage = summary["coverage"].get(MODEL) if "coverage" in summary else None
     warning = coverage_warning(coverage, result.settings["model_params"].get("quantiles"))
     if warning:
         parts += [warning, ""]
+    rates = result.calibration()
+    levels = hit_rate_warning(rates)
+    if levels:
+        parts += [levels, ""]
     parts += [
         "MASE: mean absolute error over the horizon divided by the mean absolute seasonal difference of each "
         "fold's training data; zero scales are excluded and counted (`n_zero_scale`). `rel_mase_vs_X` is the "
@@ -337,6 +387,7 @@ def _markdown(result, summary, by_step, attention_md, images, notes, reference, 
         "",
         markdown_table(by_step),
         "",
+        *_distribution(result, summary, rates),
     ]
     if attention_md:
         parts += ["## Attention", "", attention_md, ""]

@@ -152,6 +152,21 @@ def coverage_warning(coverage: float | None, quantiles) -> str | None:
     )
 
 
+def hit_rate_warning(rates: pd.DataFrame, model: str = MODEL) -> str | None:
+    """A Markdown warning naming each of the model's levels whose hit rate lies more than the tolerance from the level."""
+    if model not in rates.index:
+        return None
+    row = rates.loc[model].dropna()
+    off = [(level, rate) for level, rate in row.items() if abs(rate - level) > COVERAGE_TOLERANCE + 1e-12]
+    if not off:
+        return None
+    listed = ", ".join(f"q{level * 100:g} hit {rate * 100:.1f}%" for level, rate in off)
+    return (
+        f"> **Warning:** {len(off)} of the model's {len(row)} quantile levels are off by more than "
+        f"{COVERAGE_TOLERANCE * 100:g} points ({listed}): a level-q forecast should have a share q of actuals at or below it."
+    )
+
+
 def _value(value) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value)) if value else "none"

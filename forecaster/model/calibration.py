@@ -23,7 +23,6 @@ here reads data up to the training end only, so a backtest fold calibrates on it
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -196,7 +195,10 @@ def _quantile_by_step(ratio: np.ndarray, level: float) -> np.ndarray:
     Each step pools the steps within the smallest distance that gives ``MIN_PER_STEP`` residuals,
     so a factor follows the horizon where the data allow and is never read off a handful of points.
     """
-    horizon = ratio.shape[1]
+    horizon, windows = ratio.shape[1], ratio.shape[0]
+    # Split conformal's finite-sample level, with the window (not the period) as the exchangeable unit:
+    # a window's steps move together, so 14 windows of 14 days are 14 observations, not 196.
+    corrected = min(1.0, np.ceil((windows + 1) * level) / windows)
     counts = np.isfinite(ratio).sum(axis=0)
     out = np.empty(horizon)
     for step in range(horizon):  # once per fit, over at most a few hundred steps
@@ -205,7 +207,7 @@ def _quantile_by_step(ratio: np.ndarray, level: float) -> np.ndarray:
             if counts[lo:hi].sum() >= MIN_PER_STEP or (lo == 0 and hi == horizon):
                 break
         values = ratio[:, lo:hi]
-        out[step] = np.quantile(values[np.isfinite(values)], level)
+        out[step] = np.quantile(values[np.isfinite(values)], corrected)
     return out
 
 

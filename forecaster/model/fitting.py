@@ -16,7 +16,14 @@ from .calibration import HoldOut, calibrate, plan_holdout
 from .inference import history_kept, run_network, target_values
 from .members import TrainingJob
 from .network import Ensemble, NetworkConfig
-from .params import architecture, default_max_steps, explicit_blend_weights, needs_calibration, use_early_stopping, warm_start_steps
+from .params import (
+    architecture,
+    default_max_steps,
+    explicit_blend_weights,
+    needs_calibration,
+    use_early_stopping,
+    warm_start_steps,
+)
 from .state import FittedState
 from .training import TrainConfig
 
@@ -70,7 +77,9 @@ def training_job(
         holdout = HoldOut(np.arange(len(panel.ids)), 1)
     series, origins = all_series, all_origins
     if holdout is not None:
-        series, origins = admissible_origins(panel, input_size, horizon, end_col - holdout.cut(len(panel.ids), horizon), min_history)
+        series, origins = admissible_origins(
+            panel, input_size, horizon, end_col - holdout.cut(len(panel.ids), horizon), min_history
+        )
         if len(series) == 0:  # too short to spare any window: train on all of them, uncalibrated
             series, origins, holdout = all_series, all_origins, None
     at_end = all_origins == panel.last_col - horizon
@@ -107,7 +116,9 @@ def training_job(
     )
 
 
-def calibrated(network: Ensemble, state: FittedState, panel: Panel, holdout: HoldOut | None, params: dict, device: str) -> FittedState:
+def calibrated(
+    network: Ensemble, state: FittedState, panel: Panel, holdout: HoldOut | None, params: dict, device: str
+) -> FittedState:
     """``state`` with the calibration learnt from the fitted network's forecasts of the held-out windows.
 
     The windows come from the training panel, whose targets end at the training end: nothing

@@ -74,7 +74,9 @@ def _check_calibration(state: FittedState) -> None:
         return
     unknown = sorted(set(calibration.blend) - set(PARTNERS))
     if unknown or sum(calibration.blend.values()) > 1.0 + 1e-9:
-        raise Invalid(f"`fitted.calibration.blend` in {CONFIG} must give partners of {sorted(PARTNERS)} weights summing to at most 1.")
+        raise Invalid(
+            f"`fitted.calibration.blend` in {CONFIG} must give partners of {sorted(PARTNERS)} weights summing to at most 1."
+        )
     shape = (state.network.horizon, len(state.quantiles))
     if calibration.factors is not None and calibration.factors.shape != shape:
         raise Invalid(f"`fitted.calibration.factors` in {CONFIG} must be {shape[0]} rows (steps) of {shape[1]} factors (levels).")
