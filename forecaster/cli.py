@@ -52,6 +52,7 @@ SUMMARY_COLUMNS = {
     "rel_mase_vs_seasonal_naive": "vs naive",
     "win_rate": "wins",
     "coverage": "coverage",
+    "wql": "WQL",
     "fit_seconds": "fit s",
     "predict_seconds": "predict s",
 }

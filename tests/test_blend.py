@@ -102,7 +102,7 @@ def test_the_blend_moves_every_quantile_with_the_median_and_keeps_the_width():
 def test_each_partner_can_be_switched_off_alone(panel):
     df, _ = panel
     network = fast_model(theta_weight=0.0, holt_winters_weight=0.0).fit(df)
-    theta_only = fast_model(holt_winters_weight=0.0).fit(df)
+    theta_only = fast_model(theta_weight=0.15, holt_winters_weight=0.0).fit(df)
     complete = theta_only.history_.groupby("unique_id")["y"].apply(lambda s: s.notna().all())
     uid = complete[complete].index[0]
     kept = theta_only.history_.loc[theta_only.history_["unique_id"] == uid, "y"].to_numpy()
