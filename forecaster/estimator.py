@@ -56,8 +56,9 @@ class Seq2SeqForecaster(BaseEstimator):
         past_covariates: columns observed up to the origin (encoder only).
         static_covariates: columns constant per series (numeric or categorical).
         quantiles: levels to forecast (default the nine deciles 0.1, ..., 0.9); None gives point
-            forecasts (MAE loss). Each level's offset from the median is calibrated at fit on held-out
-            windows, per horizon step, so that its hit rate there matches the level.
+            forecasts (MAE loss). Calibrated at fit on held-out windows, per horizon step: each pair of
+            mirrored levels (0.1 and 0.9, ...) is scaled about the median to its central interval's
+            nominal coverage there, a level without a mirror to its own hit rate.
         attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
         attention_values: ``"states"`` (the default): attention averages encoder states and a head reads
             them; the most accurate, but its maps can point away from what drives the forecast.
@@ -77,14 +78,18 @@ class Seq2SeqForecaster(BaseEstimator):
         trend_line: feed the long-run trend line; None: on where a season spans a year or more.
         theta_weight, holt_winters_weight: weights of the Theta method and damped Holt-Winters in
             the forecast, both fitted per series on the history up to the origin. None (the default):
-            chosen at fit, on a grid from 0 to 0.5, on held-out windows at the end of the training data,
-            with or without covariates (``state_.calibration.blend``). Explicit ones must sum to at most 1.
+            chosen at fit on held-out windows at the end of the training data, with or without
+            covariates: 0.15 each, unless those windows show a partner clearly hurting (then 0;
+            ``state_.calibration.blend``). Given weights, with 0.15 for an unset one, must sum to at most 1.
         max_steps: training steps; None derives them from the number of windows.
         batch_size, learning_rate: optimiser settings.
-        early_stopping: hold out the last horizon of every series to pick the best step; None
-            turns it on where the budget would pass over the windows more than 6 times.
-        refit_on_full: after early stopping, retrain on every window for the best step count.
-        warm_start: ``fit`` continues from the current weights when the fitted state is compatible
+        early_stopping: hold out the last windows of every series (their last horizon, plus the
+            origins calibration holds out) to pick the best step; None turns it on where the budget
+            would pass over the windows more than 6 times.
+        refit_on_full: after early stopping, retrain on every window for the best step count; the
+            calibration then reads windows the final network has trained on.
+        warm_start: ``fit`` continues from the current weights (which may have trained on windows the
+            new fit holds out for calibration) when the fitted state is compatible
             (same roles, frequency, window, network and target units; new series and new categories
             of static covariates are fine), with a quarter of the step budget; otherwise it warns and
             fits from scratch. As in scikit-learn, False fits from scratch every time.

@@ -35,6 +35,24 @@ def test_factors_give_each_central_interval_its_nominal_coverage(truth):
     np.testing.assert_allclose(hits, LEVELS, atol=0.02)
 
 
+def test_a_level_without_a_mirror_gets_its_own_hit_rate():
+    """(0.05, 0.5, 0.8): neither tail level has a mirror; each is calibrated alone, not left at 1."""
+    rng = np.random.default_rng(5)
+    levels = (0.05, 0.5, 0.8)
+    quantiles = np.broadcast_to(norm.ppf(levels), (4000, 2, 3)).copy()
+    factors = offset_factors(quantiles, rng.normal(0.0, 2.0, (4000, 2)), levels, 1)
+    np.testing.assert_allclose(factors[:, [0, 2]], 2.0, rtol=0.08)
+
+
+def test_too_few_windows_never_narrow_the_network_interval():
+    """Three windows give no finite 80% conformal bound: the factor is at least 1, however close the actuals."""
+    quantiles = _normal_quantiles(3, 2, 1.0)
+    factors = offset_factors(quantiles, np.full((3, 2), 0.01), LEVELS, 4)
+    assert (factors[:, [0, 8]] >= 1.0).all()
+    many = offset_factors(_normal_quantiles(400, 2, 1.0), np.full((400, 2), 0.01), LEVELS, 4)
+    assert (many[:, [0, 8]] < 0.1).all()  # with evidence, an interval far too wide does narrow
+
+
 def test_a_shared_shock_widens_the_interval_instead_of_tilting_it():
     """Held-out actuals all shifted down: both sides widen alike, the median stays (the pair shares one factor)."""
     rng = np.random.default_rng(1)
@@ -78,6 +96,9 @@ def test_the_default_blend_stays_unless_another_is_clearly_better():
     # One window is no evidence to leave the default, however bad the partners look in it.
     few = choose_blend(median[:1], [p[:1] + 3.0 for p in partners], actual[:1], scale[:1], FIXED)
     assert few == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
+    # Windows of one series move together: however bad the partners look there, one series is no evidence.
+    one_series = choose_blend(median, [actual + 5.0, actual + 4.0], actual, scale, FIXED, units=np.zeros(200))
+    assert one_series == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
     # An explicit weight is kept; the other partner is still chosen.
     fixed = choose_blend(median, [actual + 5.0, partners[1]], actual, scale, {"theta_weight": 0.4, "holt_winters_weight": None})
     assert fixed["theta_weight"] == 0.4 and fixed["holt_winters_weight"] in (0.0, 0.15)
@@ -101,6 +122,24 @@ def test_no_training_window_reads_a_held_out_target(panel):
         assert reads.size == 0 or reads.max() < first_target
     others = np.setdiff1d(np.arange(len(panel_.ids)), holdout.series)
     assert (job.origins[np.isin(job.series, others)] + 6 == panel_.last_col).any()  # the rest train to the end
+
+
+def test_explicit_weights_plus_the_default_of_an_unset_one_may_not_pass_one(panel):
+    with pytest.raises(ValueError, match="sum to at most 1"):
+        fast_model(theta_weight=0.9).fit(panel[0])  # Holt-Winters unset: up to 0.15
+
+
+def test_held_out_windows_without_history_are_not_scored(panel):
+    """Under early stopping every series is held out; a series shorter than two horizons gives no window from before it."""
+    df, _ = panel
+    short = pd.DataFrame({"unique_id": "tiny", "ds": pd.date_range("2010-01-01", periods=6, freq="MS"), "y": np.arange(6.0)})
+    data = pd.concat([df[["unique_id", "ds", "y"]], short], ignore_index=True)
+    model = fast_model(early_stopping=True).fit(data)
+    built = model._fit_frame(*clean_history(data, model._columns(), model._roles()))
+    holdout = plan_holdout(built, 6, 3, every_series=True, seed=0)
+    series, origins = holdout.windows(built)
+    assert (origins < built.first_col[series]).any()  # the plan reaches before the tiny series starts ...
+    assert model.state_.calibration.n_windows == int((origins >= built.first_col[series]).sum())  # ... the scoring does not
 
 
 def test_a_fifth_of_the_series_is_held_out_without_early_stopping_and_all_with_it(panel):

@@ -246,6 +246,11 @@ SCHEMA_CASES = [
     ("params.horizon", 7, r"`params\.horizon`"),
     ("params.future_covariates", {"promo": 1}, r"`params\.future_covariates`"),
     ("format_version", 1, r"format version"),
+    ("fitted.calibration.factors", [[1e5] * 9] * 6, r"`fitted\.calibration\.factors\[0\]\[0\]`"),
+    ("fitted.calibration.factors", [[1, 1, 1, 1, 7, 1, 1, 1, 1]] * 6, r"`fitted\.calibration\.factors`.*1 at the median"),
+    ("fitted.calibration.factors", [[1.0] * 9] * 5, r"`fitted\.calibration\.factors` .*6 rows"),
+    ("fitted.calibration.blend", {"theta_weight": 0.95, "holt_winters_weight": 0.15}, r"`fitted\.calibration\.blend`"),
+    ("fitted.calibration.blend", {"prophet": 0.1}, r"`fitted\.calibration\.blend`"),
 ]
 
 

@@ -2,17 +2,18 @@
 
 Two things a fixed rule gets wrong are learnt per panel from windows the network never trained on:
 
-- **The blend.** How much of the Theta method and damped Holt-Winters to mix into the median
-  depends on the panel (a demand series driven by temperature wants none; a panel of smooth
-  seasonal series wants some). Each partner whose weight is None gets the weight, on a grid,
-  that minimises the mean scaled absolute error of the median on the held-out windows, whether
-  or not covariates are declared. A covariate that carries nothing therefore no longer switches
-  the partners off.
+- **The blend.** Whether to mix the Theta method and damped Holt-Winters into the median depends
+  on the panel (a demand series driven by a known temperature may want none; a panel of smooth
+  seasonal series wants some). Each partner whose weight is None gets 0 or its default, whether or
+  not covariates are declared: the defaults, unless the held-out windows show another choice clearly
+  better (``choose_blend``). A covariate that carries nothing therefore no longer switches the
+  partners off.
 - **The interval widths.** Quantile heads trained by pinball loss on in-sample windows are too
-  narrow out of sample (the nominal 80% interval covered 63-78% in the studies). Each quantile's
-  offset from the median is multiplied, per horizon step, by the factor that makes its hit rate on
-  the held-out windows equal to its level (a conformal adjustment of the offsets, unitless, so
-  series on every scale pool). The median itself never moves, so point accuracy is unchanged.
+  narrow out of sample (the nominal 80% interval covered 62-78% in the studies). The offsets from
+  the median of each pair of mirrored levels (0.1 and 0.9, ...) are multiplied, per horizon step, by
+  the factor that gives their central interval its nominal coverage on the held-out windows (a
+  conformal adjustment, unitless, so series on every scale pool); a level without a mirror gets the
+  factor that gives it its own hit rate. The median never moves, so point accuracy is unchanged.
 
 The held-out windows are those of a random share of the series (every series when early stopping
 already holds the last horizon out), from origins in their last ``horizon + J - 1`` periods, whose
@@ -27,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..data.panel import Panel
 from ..data.scaling import loss_scale, naive_error_table
@@ -113,7 +115,12 @@ class Calibration:
 
 
 def choose_blend(
-    median: np.ndarray, partners: list[np.ndarray], actual: np.ndarray, scale: np.ndarray, fixed: Mapping[str, float | None]
+    median: np.ndarray,
+    partners: list[np.ndarray],
+    actual: np.ndarray,
+    scale: np.ndarray,
+    fixed: Mapping[str, float | None],
+    units: np.ndarray | None = None,
 ) -> dict[str, float]:
     """The partner weights: the defaults, unless the held-out windows show another choice clearly better.
 
@@ -131,7 +138,9 @@ def choose_blend(
     ``median`` (B, H) is the network's, ``partners`` one (B, H) forecast per entry of ``fixed``
     (partner -> explicit weight, or None to choose it), ``actual`` (B, H) the held-out targets
     and ``scale`` (B,) each window's MASE scale. Where a partner has no forecast its weight
-    stays with the network, as in the forecast itself.
+    stays with the network, as in the forecast itself. ``units`` (B,) names the series of each
+    window (default: every window its own): a series' overlapping windows move together, so the
+    t-statistic counts series, and one series is no evidence against the defaults.
     """
     names = list(fixed)
     choices = [(0.0, PARTNERS[n].default_weight) if fixed[n] is None else (float(fixed[n]),) for n in names]
@@ -143,13 +152,18 @@ def choose_blend(
     windows = usable.any(axis=1)
     preferred = tuple(PARTNERS[n].default_weight if fixed[n] is None else float(fixed[n]) for n in names)
     default = candidates.index(preferred) if preferred in candidates else 0
-    if windows.sum() < 2:  # one window is no evidence
+    units = np.arange(len(actual)) if units is None else np.asarray(units)
+    codes, _ = pd.factorize(units[windows])
+    n_units = int(codes.max()) + 1 if len(codes) else 0
+    if n_units < 2:  # one series (or window) is no evidence
         best = candidates[default]
     else:
         errors = np.where(usable[None], np.abs(actual[None] - blended) / np.where(usable, scale[:, None], 1.0)[None], 0.0)
         per_window = errors[:, windows].sum(axis=2) / usable[windows].sum(axis=1)  # (C, B') mean scaled error
-        gain = per_window[default][None] - per_window  # > 0 where a candidate beats the default
-        spread = gain.std(axis=1, ddof=1) / np.sqrt(gain.shape[1])
+        gain_window = per_window[default][None] - per_window  # > 0 where a candidate beats the default
+        count = np.bincount(codes, minlength=n_units)
+        gain = np.stack([np.bincount(codes, weights=g, minlength=n_units) / count for g in gain_window])  # (C, units)
+        spread = gain.std(axis=1, ddof=1) / np.sqrt(n_units)
         t = np.where(spread > 0, gain.mean(axis=1) / np.where(spread > 0, spread, 1.0), 0.0)
         challenger = int(np.argmax(np.where(np.arange(len(candidates)) == default, -np.inf, gain.mean(axis=1))))
         best = candidates[challenger] if t[challenger] > SWITCH_T else candidates[default]
@@ -178,14 +192,19 @@ def offset_factors(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[floa
             continue
         mirror = min(range(n_levels), key=lambda k: abs(levels[k] - (1.0 - level)))
         if abs(levels[mirror] - (1.0 - level)) > 1e-9 or mirror == median_index:
-            mirror = q
+            # No mirror: the level alone, hit when (y - median) / offset is at most c (at least c below the median).
+            side = 1.0 if level > 0.5 else -1.0
+            usable = np.isfinite(actual) & (side * offsets[:, :, q] > 0)
+            ratio = np.where(usable, (actual - median) / np.where(usable, offsets[:, :, q], 1.0), np.nan)
+            if usable.any():
+                factors[:, q] = _quantile_by_step(ratio, level if level > 0.5 else 1.0 - level)
+            continue
         upper, lower = (q, mirror) if level > 0.5 else (mirror, q)
         side = np.where(above, offsets[:, :, upper], offsets[:, :, lower])
         usable = np.isfinite(actual) & (np.abs(side) > 0) & (offsets[:, :, upper] >= 0) & (offsets[:, :, lower] <= 0)
         distance = np.where(usable, (actual - median) / np.where(usable, side, 1.0), np.nan)
         if usable.any():
-            coverage = abs(levels[upper] - levels[lower]) if upper != lower else abs(2.0 * level - 1.0)
-            factors[:, q] = _quantile_by_step(distance, coverage)
+            factors[:, q] = _quantile_by_step(distance, abs(levels[upper] - levels[lower]))
     return np.clip(factors, 0.0, MAX_FACTOR)
 
 
@@ -198,7 +217,10 @@ def _quantile_by_step(ratio: np.ndarray, level: float) -> np.ndarray:
     horizon, windows = ratio.shape[1], ratio.shape[0]
     # Split conformal's finite-sample level, with the window (not the period) as the exchangeable unit:
     # a window's steps move together, so 14 windows of 14 days are 14 observations, not 196.
-    corrected = min(1.0, np.ceil((windows + 1) * level) / windows)
+    corrected = np.ceil((windows + 1) * level) / windows
+    # Too few windows for a finite conformal bound: the largest ratio, and never narrower than the network's own.
+    floor = 1.0 if corrected > 1.0 else 0.0
+    corrected = min(corrected, 1.0)
     counts = np.isfinite(ratio).sum(axis=0)
     out = np.empty(horizon)
     for step in range(horizon):  # once per fit, over at most a few hundred steps
@@ -207,7 +229,7 @@ def _quantile_by_step(ratio: np.ndarray, level: float) -> np.ndarray:
             if counts[lo:hi].sum() >= MIN_PER_STEP or (lo == 0 and hi == horizon):
                 break
         values = ratio[:, lo:hi]
-        out[step] = np.quantile(values[np.isfinite(values)], corrected)
+        out[step] = max(floor, np.quantile(values[np.isfinite(values)], corrected))
     return out
 
 
@@ -252,7 +274,7 @@ def calibrate(
     )
     blend = {name: 0.0 for name in PARTNERS}
     if active:
-        blend.update(choose_blend(median, partners, actual, scale, {n: fixed.get(n) for n in active}))
+        blend.update(choose_blend(median, partners, actual, scale, {n: fixed.get(n) for n in active}, series))
     chosen = [blend[n] for n in active]
     blended = blend_quantiles(network_quantiles, partners, chosen, median_index) if active else network_quantiles
     factors = offset_factors(blended, actual, levels, median_index) if len(levels) > 1 else None

@@ -16,6 +16,7 @@ import pandas as pd
 from ..data.features import allowed_dtype
 from ..data.scaling import SCALERS
 from .attention import ATTENTIONS
+from .calibration import MAX_FACTOR
 from .config_checks import (
     Check,
     anything,
@@ -140,7 +141,7 @@ def config_schema(version: int) -> Check:
             "name": (nullable(text()), False),
         }
     )
-    factors = list_of(list_of(real(0.0, 1e6), MAX_QUANTILES), MAX_STEPS)
+    factors = list_of(list_of(real(0.0, MAX_FACTOR), MAX_QUANTILES), MAX_STEPS)
     calibration = record(
         {
             "blend": (mapping(real(0.0, 1.0), MAX_FEATURES), True),

@@ -127,6 +127,10 @@ def calibrated(
     if holdout is None or len(holdout.series) == 0:
         return state
     series, origins = holdout.windows(panel)
+    inside = origins >= panel.first_col[series]  # a window needs history (early stopping holds out every series)
+    series, origins = series[inside], origins[inside]
+    if len(series) == 0:
+        return state
     values, _, _ = run_network(network, state, panel, series, origins, device)
     calibration = calibrate(
         values,

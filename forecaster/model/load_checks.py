@@ -17,7 +17,7 @@ from ..data.frequency import calendar_features, normalise_freq
 from ..data.roles import CovariateRoles
 from ..partners.blend import PARTNERS
 from .file_layout import CONFIG, HISTORY, MAX_WINDOW_CELLS, Invalid
-from .params import CONSTRAINTS, check_params
+from .params import CONSTRAINTS, blend_weights, check_params
 from .state import FittedState
 
 # Parameters that files written before they existed lack, with the value those models were fitted with.
@@ -67,19 +67,26 @@ def check_bounds(fitted: dict[str, Any]) -> None:
         raise Invalid(f"`fitted.training_end.ds` in {CONFIG} holds a value that is not a timestamp ({error}).") from None
 
 
-def _check_calibration(state: FittedState) -> None:
-    """The calibration names known partners with weights summing to at most 1, and has one factor per (step, level)."""
+def _check_calibration(state: FittedState, params: dict[str, Any]) -> None:
+    """The calibration names known partners whose weights, as the forecast resolves them, sum to at most 1,
+    and has one factor per (step, level), 1 at the median."""
     calibration = state.calibration
     if calibration is None:
         return
     unknown = sorted(set(calibration.blend) - set(PARTNERS))
-    if unknown or sum(calibration.blend.values()) > 1.0 + 1e-9:
+    if unknown or sum(blend_weights(params, calibration.blend).values()) > 1.0 + 1e-9:
         raise Invalid(
             f"`fitted.calibration.blend` in {CONFIG} must give partners of {sorted(PARTNERS)} weights summing to at most 1."
         )
     shape = (state.network.horizon, len(state.quantiles))
-    if calibration.factors is not None and calibration.factors.shape != shape:
-        raise Invalid(f"`fitted.calibration.factors` in {CONFIG} must be {shape[0]} rows (steps) of {shape[1]} factors (levels).")
+    median = state.quantiles.index(0.5)
+    if calibration.factors is not None and (
+        calibration.factors.shape != shape or not np.all(calibration.factors[:, median] == 1.0)
+    ):
+        raise Invalid(
+            f"`fitted.calibration.factors` in {CONFIG} must be {shape[0]} rows (steps) of {shape[1]} factors (levels), "
+            "1 at the median."
+        )
 
 
 def check_agreement(state: FittedState, params: dict[str, Any]) -> None:
@@ -97,7 +104,7 @@ def check_agreement(state: FittedState, params: dict[str, Any]) -> None:
         if value != expected:
             raise Invalid(f"`{key}` in {CONFIG} is {value!r}, but {what} is {expected!r}.")
     _check_params_match_state(state, params)
-    _check_calibration(state)
+    _check_calibration(state, params)
     if params["quantiles"] is not None and not {float(q) for q in params["quantiles"]} <= set(levels):
         raise Invalid(f"`params.quantiles` in {CONFIG} lists levels the network does not output ({list(levels)}).")
     roles = state.roles

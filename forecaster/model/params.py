@@ -177,7 +177,7 @@ def check_params(params: Mapping[str, Any]) -> None:
             ok = False
         if not ok:
             raise ValueError(f"`{name}` must be {must_be}; got {value!r}.")
-    weights = {name: weight for name, weight in explicit_blend_weights(params).items() if weight is not None}
+    weights = blend_weights(params)  # an unset weight at its default (the most the fit may choose for it)
     if sum(weights.values()) > 1.0:
         raise ValueError(f"`theta_weight` and `holt_winters_weight` must sum to at most 1; got {weights}.")
     if params["quantiles"] is not None:
