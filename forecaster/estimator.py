@@ -22,7 +22,7 @@ from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .model.fitting import network_config, training_job
 from .model.inference import Forecast, forecast_windows, history_kept, model_panel, panel_digest, state_units
-from .model.members import fit_members
+from .model.members import MemberTrainer, fit_members
 from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
 from .model.params import blend_weights, changed_since_fit, check_params, resolve_device, resolve_units, training_quantiles
@@ -181,10 +181,12 @@ class Seq2SeqForecaster(BaseEstimator):
         self._fit_frame(frame, tz)
         return self
 
-    def _fit_frame(self, frame: pd.DataFrame, tz: str | None) -> Panel:
+    def _fit_frame(self, frame: pd.DataFrame, tz: str | None, train_members: MemberTrainer | None = None) -> Panel:
         """Fit on a frame that ``clean_history`` already validated; returns the panel the fit built.
 
         The backtest calls this once per refitted fold, then forecasts from the same panel.
+        ``train_members(job, seeds, initial)`` trains the members instead of ``fit_members``
+        (``forecaster.scale.distributed`` passes one that trains each across processes).
         """
         check_params(self.get_params())
         columns, roles = self._columns(), self._roles()
@@ -214,7 +216,10 @@ class Seq2SeqForecaster(BaseEstimator):
             ]
         job = training_job(panel, roles, config, quantiles, device, season, self.get_params(), warm=initial is not None)
         seeds = [self.random_state + k for k in range(self.n_models)]
-        results = fit_members(job, seeds, self.n_jobs, initial)
+        if train_members is None:
+            results = fit_members(job, seeds, self.n_jobs, initial)
+        else:
+            results = train_members(job, seeds, initial)
         network = Ensemble(config, len(results)).to(device)
         for member, result in zip(network.members, results, strict=True):
             member.load_state_dict(result.state_dict)
