@@ -28,6 +28,7 @@ from .model.outputs import attention_frame, forecast_frame, quantile_column
 from .model.params import blend_weights, changed_since_fit, check_params, resolve_device, resolve_units, training_quantiles
 from .model.state import FittedState
 from .model.warm_start import extend_features, warm_start_state, widen_static_inputs
+from .scale.dispatch import is_dask_frame
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
 
@@ -307,8 +308,13 @@ class Seq2SeqForecaster(BaseEstimator):
 
         Returns:
             One row per series and step: ``unique_id``, ``ds``, ``y_hat`` (the median) and
-            one ``y_hat_q..`` column per requested quantile.
+            one ``y_hat_q..`` column per requested quantile. A lazy Dask DataFrame when ``df`` is one
+            (``forecaster.scale.dask_frames``; ``future_df`` may then be Dask or pandas).
         """
+        if is_dask_frame(df) or is_dask_frame(future_df):
+            from .scale.dask_frames import forecast_frames
+
+            return forecast_frames(self, "predict", df, future_df)
         panel, tz = self._panel_for(df, future_df)
         forecast = self._forecast_ends(panel)
         return forecast_frame(panel, forecast, self.state_.quantiles, self.quantiles, self.id_col, self.time_col, tz)
@@ -332,7 +338,13 @@ class Seq2SeqForecaster(BaseEstimator):
         calendar, statics), ``step_covariates`` (future-known covariates against their mean) and
         ``step_partners`` (the statistical partners) the parts of each step that no point owns:
         per (series, step), the contributions plus these three add up to ``y_hat``.
+
+        With a Dask ``df``, a lazy Dask DataFrame of the same rows (as ``predict``).
         """
+        if is_dask_frame(df) or is_dask_frame(future_df):
+            from .scale.dask_frames import forecast_frames
+
+            return forecast_frames(self, "explain", df, future_df, include_padding=include_padding)
         panel, tz = self._panel_for(df, future_df)
         forecast = self._forecast_ends(panel)
         return attention_frame(panel, forecast, self.id_col, self.time_col, tz, include_padding)
