@@ -11,7 +11,7 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 from forecaster.datasets import make_panel  # noqa: E402
-from forecaster.scale.dask_frames import series_partition  # noqa: E402
+from forecaster.scale.dask_frames import by_series, series_partition  # noqa: E402
 from forecaster.scale.dispatch import is_dask_frame  # noqa: E402
 
 HORIZON = 6
@@ -124,6 +124,18 @@ def test_a_series_lands_in_one_partition_whatever_its_id_dtype():
         np.testing.assert_array_equal(series_partition(same, 5), series_partition(ids, 5))
     parts = series_partition(pd.Series([f"S{i}" for i in range(200)]), 4)
     assert set(parts.tolist()) == {0, 1, 2, 3}
+
+
+def test_partition_k_holds_exactly_the_series_of_key_k(client):
+    df = pd.DataFrame({"unique_id": [f"S{i}" for i in range(40)] * 2, "value": np.arange(80)})
+    parts = by_series(dd.from_pandas(df, npartitions=3), "unique_id", 4)
+    assert parts.npartitions == 4
+    sizes = []
+    for k in range(4):
+        part = parts.partitions[k].compute()
+        assert (series_partition(part["unique_id"], 4) == k).all()
+        sizes.append(len(part))
+    assert sum(sizes) == 80 and min(sizes) > 0
 
 
 def test_pandas_frames_never_take_the_dask_path(data, with_future):

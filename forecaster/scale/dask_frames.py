@@ -34,7 +34,7 @@ from .dispatch import is_dask_frame
 
 __all__ = ["forecast_frames", "series_partition"]
 
-# The partition key, added to the shuffled copies only (never to the caller's frames) and dropped before the pandas path.
+# The partition key: the index of the shuffled copies only (never of the caller's frames), dropped before the pandas path.
 KEY = "__forecaster_partition__"
 
 ACCOUNT_COLUMNS = ("contribution", "step_baseline", "step_covariates", "step_partners", "y_hat")
@@ -51,10 +51,14 @@ def _keyed(part: pd.DataFrame, id_col: str, npartitions: int) -> pd.DataFrame:
 
 
 def by_series(frame: dd.DataFrame, id_col: str, npartitions: int) -> dd.DataFrame:
-    """``frame`` with every series in one partition: the same partition index for the same series in any frame."""
+    """``frame`` with every series in one partition: partition ``k`` holds the series whose key is ``k``, in any frame.
+
+    The key becomes the index, with divisions ``0, 1, ..., npartitions``: key ``k`` goes to partition ``k``
+    (a hash shuffle on the key would hash it again, and leave some partitions empty and others double).
+    """
     meta = frame._meta.assign(**{KEY: np.zeros(0, dtype=np.int64)})
     keyed = frame.map_partitions(_keyed, id_col, npartitions, meta=meta)
-    return keyed.shuffle(on=KEY, npartitions=npartitions)
+    return keyed.set_index(KEY, divisions=list(range(npartitions + 1)), sort=True)
 
 
 def output_meta(model, method: str, df_meta: pd.DataFrame, include_padding: bool) -> pd.DataFrame:
@@ -82,8 +86,8 @@ def _forecast_partition(
     history: pd.DataFrame, future: pd.DataFrame | None, model, method: str, meta: pd.DataFrame, options: dict
 ) -> pd.DataFrame:
     """The pandas ``method`` on one partition's series, in the result's dtypes."""
-    history = history.drop(columns=KEY)
-    future = None if future is None else future.drop(columns=KEY)
+    history = history.reset_index(drop=True)
+    future = None if future is None else future.reset_index(drop=True)
     if history.empty:
         if future is not None and not future.empty:
             unknown = list(pd.unique(future[model.id_col]))[:5]
