@@ -111,6 +111,12 @@ def test_mismatched_frames_are_refused_with_their_names(client, data, with_futur
         with_future.predict(df=dd.from_pandas(df.drop(columns="ds"), npartitions=2), future_df=dfuture)
 
 
+def test_fit_takes_pandas_and_says_what_it_got(data):
+    df, _ = data
+    with pytest.raises(TypeError, match=r"`df` must be a pandas DataFrame; got dask\.DataFrame"):
+        fast_model().fit(dd.from_pandas(df, npartitions=2))
+
+
 def test_errors_in_the_rows_surface_when_computed(client, data, with_future):
     df, future = data
     lazy = with_future.predict(df=dd.from_pandas(df, npartitions=2), future_df=future.drop(columns="promo"))
