@@ -177,7 +177,13 @@ class Seq2SeqForecaster(BaseEstimator):
 
         ``df`` holds ``unique_id``, ``ds``, ``y`` and the declared covariate columns
         (future-known covariates with their historical values). NaN targets are masked.
+        A Dask DataFrame is fitted on a sample of its series sized to the step budget
+        (``forecaster.scale.dask_fit``; every series when its windows are few enough).
         """
+        if is_dask_frame(df):
+            from .scale.dask_fit import fit_dask
+
+            return fit_dask(self, df)
         frame, tz = clean_history(df, self._columns(), self._roles())
         self._fit_frame(frame, tz)
         return self

@@ -5,14 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from conftest import fast_model, future_frame
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 from forecaster.datasets import make_panel  # noqa: E402
+from forecaster.scale.dask_fit import fit_dask, in_sample, sample_fraction  # noqa: E402
 from forecaster.scale.dask_frames import by_series, series_partition  # noqa: E402
 from forecaster.scale.dispatch import is_dask_frame  # noqa: E402
+from forecaster.scale.distributed import fit_distributed  # noqa: E402
 
 HORIZON = 6
 
@@ -111,10 +114,53 @@ def test_mismatched_frames_are_refused_with_their_names(client, data, with_futur
         with_future.predict(df=dd.from_pandas(df.drop(columns="ds"), npartitions=2), future_df=dfuture)
 
 
-def test_fit_takes_pandas_and_says_what_it_got(data):
+def test_distributed_fit_takes_pandas_and_says_what_it_got(data):
     df, _ = data
     with pytest.raises(TypeError, match=r"`df` must be a pandas DataFrame; got dask\.DataFrame"):
-        fast_model().fit(dd.from_pandas(df, npartitions=2))
+        fit_distributed(fast_model(), dd.from_pandas(df, npartitions=2), world_size=2)
+
+
+def _same_weights(a, b) -> bool:
+    first, second = a.network_.state_dict(), b.network_.state_dict()
+    return first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
+
+
+def test_fit_on_a_dask_frame_with_few_windows_fits_every_series(client, data):
+    df, future = data
+    lazy, eager = fast_model(future_covariates=["promo"]), fast_model(future_covariates=["promo"])
+    lazy.fit(dd.from_pandas(df, npartitions=3))
+    eager.fit(df)
+    assert _same_weights(lazy, eager)
+    pd.testing.assert_frame_equal(lazy.predict(future_df=future), eager.predict(future_df=future))
+
+
+def test_fit_on_a_sample_of_series_drawn_on_the_workers(client, data):
+    df, _ = data
+    keep = in_sample(df["unique_id"], 0.5)
+    kept = df.loc[keep, "unique_id"].nunique()
+    assert 0 < kept < df["unique_id"].nunique()
+    lazy = fit_dask(fast_model(), dd.from_pandas(df, npartitions=3), fraction=0.5)
+    assert _same_weights(lazy, fast_model().fit(df.loc[keep]))
+    assert len(lazy.training_end_) == kept
+
+
+def test_the_sample_is_sized_to_the_step_budget():
+    # 10^5 series of 120 months, the default 1500 x 128 draws: 4 x 192,000 of about 10.8 M windows.
+    assert sample_fraction(100_000, 12_000_000, 12, 1500 * 128) == pytest.approx(4 * 192_000 / (108 * 100_000))
+    assert sample_fraction(1_000, 120_000, 12, 1500 * 128) == 1.0
+    ids = pd.Series([f"S{i}" for i in range(20_000)])
+    assert in_sample(ids, 0.25).mean() == pytest.approx(0.25, abs=0.02)
+    assert in_sample(ids, 1.0).all()
+    np.testing.assert_array_equal(in_sample(ids.astype("category"), 0.3), in_sample(ids, 0.3))
+
+
+def test_fit_dask_names_bad_arguments(data):
+    df, _ = data
+    for bad in (0, 1.5, -0.1, "half", True):
+        with pytest.raises(ValueError, match="`fraction` must be in"):
+            fit_dask(fast_model(), dd.from_pandas(df, npartitions=2), fraction=bad)
+    with pytest.raises(TypeError, match="`df` must be a Dask DataFrame"):
+        fit_dask(fast_model(), df)
 
 
 def test_errors_in_the_rows_surface_when_computed(client, data, with_future):
