@@ -2,9 +2,10 @@
 
 A fitted model forecasts each series from that series' own history and future-known covariates, so a
 panel split by series can be forecast partition by partition with the pandas path, and the pieces are
-the pandas result's rows. The rows of ``df`` and ``future_df`` are hash-partitioned on the series id
-(as text) into the same number of partitions: each series lies whole in one partition, and its future
-rows in the partition of the same index. ``map_partitions`` then calls the estimator's own pandas method
+the pandas result's rows. Every row of ``df`` and ``future_df`` gets a key, a hash of its series id (as
+text) modulo the number of partitions, and both frames are shuffled so that partition ``k`` holds the
+rows of key ``k``: each series lies whole in one partition, and its future rows in the partition of the
+same index. ``map_partitions`` then calls the estimator's own pandas method
 on each pair, with the fitted model shipped to the workers once, as one task.
 
 The result's type follows ``df``: a Dask ``df`` gives a lazy Dask DataFrame, with ``future_df`` as a
