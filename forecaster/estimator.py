@@ -22,12 +22,13 @@ from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .model.fitting import calibrated, network_config, training_job
 from .model.inference import Forecast, forecast_windows, history_kept, model_panel, panel_digest, state_units
-from .model.members import fit_members
+from .model.members import MemberTrainer, fit_members
 from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
 from .model.params import blend_weights, changed_since_fit, check_params, resolve_device, resolve_units, training_quantiles
 from .model.state import FittedState
 from .model.warm_start import extend_features, warm_start_state, widen_static_inputs
+from .scale.dispatch import is_dask_frame
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
 
@@ -189,15 +190,23 @@ class Seq2SeqForecaster(BaseEstimator):
 
         ``df`` holds ``unique_id``, ``ds``, ``y`` and the declared covariate columns
         (future-known covariates with their historical values). NaN targets are masked.
+        A Dask DataFrame is fitted on a sample of its series sized to the step budget
+        (``forecaster.scale.dask_fit``; every series when its windows are few enough).
         """
+        if is_dask_frame(df):
+            from .scale.dask_fit import fit_dask
+
+            return fit_dask(self, df)
         frame, tz = clean_history(df, self._columns(), self._roles())
         self._fit_frame(frame, tz)
         return self
 
-    def _fit_frame(self, frame: pd.DataFrame, tz: str | None) -> Panel:
+    def _fit_frame(self, frame: pd.DataFrame, tz: str | None, train_members: MemberTrainer | None = None) -> Panel:
         """Fit on a frame that ``clean_history`` already validated; returns the panel the fit built.
 
         The backtest calls this once per refitted fold, then forecasts from the same panel.
+        ``train_members(job, seeds, initial)`` trains the members instead of ``fit_members``
+        (``forecaster.scale.distributed`` passes one that trains each across processes).
         """
         check_params(self.get_params())
         columns, roles = self._columns(), self._roles()
@@ -227,7 +236,10 @@ class Seq2SeqForecaster(BaseEstimator):
             ]
         job = training_job(panel, roles, config, quantiles, device, season, self.get_params(), warm=initial is not None)
         seeds = [self.random_state + k for k in range(self.n_models)]
-        results = fit_members(job, seeds, self.n_jobs, initial)
+        if train_members is None:
+            results = fit_members(job, seeds, self.n_jobs, initial)
+        else:
+            results = train_members(job, seeds, initial)
         network = Ensemble(config, len(results)).to(device)
         for member, result in zip(network.members, results, strict=True):
             member.load_state_dict(result.state_dict)
@@ -316,8 +328,13 @@ class Seq2SeqForecaster(BaseEstimator):
 
         Returns:
             One row per series and step: ``unique_id``, ``ds``, ``y_hat`` (the median) and
-            one ``y_hat_q..`` column per requested quantile.
+            one ``y_hat_q..`` column per requested quantile. A lazy Dask DataFrame when ``df`` is one
+            (``forecaster.scale.dask_frames``; ``future_df`` may then be Dask or pandas).
         """
+        if is_dask_frame(df) or is_dask_frame(future_df):
+            from .scale.dask_frames import forecast_frames
+
+            return forecast_frames(self, "predict", df, future_df)
         panel, tz = self._panel_for(df, future_df)
         forecast = self._forecast_ends(panel)
         return forecast_frame(panel, forecast, self.state_.quantiles, self.quantiles, self.id_col, self.time_col, tz)
@@ -341,7 +358,13 @@ class Seq2SeqForecaster(BaseEstimator):
         calendar, statics), ``step_covariates`` (future-known covariates against their mean) and
         ``step_partners`` (the statistical partners) the parts of each step that no point owns:
         per (series, step), the contributions plus these three add up to ``y_hat``.
+
+        With a Dask ``df``, a lazy Dask DataFrame of the same rows (as ``predict``).
         """
+        if is_dask_frame(df) or is_dask_frame(future_df):
+            from .scale.dask_frames import forecast_frames
+
+            return forecast_frames(self, "explain", df, future_df, include_padding=include_padding)
         panel, tz = self._panel_for(df, future_df)
         forecast = self._forecast_ends(panel)
         return attention_frame(panel, forecast, self.id_col, self.time_col, tz, include_padding)

@@ -29,7 +29,10 @@ class Columns:
 
 def _require_frame(df: object, argument: str) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"`{argument}` must be a pandas DataFrame; got {type(df).__name__}.")
+        kind = type(df)
+        package = kind.__module__.split(".")[0]  # "dask.DataFrame", not a bare "DataFrame" that reads like pandas'
+        got = kind.__name__ if package == "builtins" else f"{package}.{kind.__name__}"
+        raise TypeError(f"`{argument}` must be a pandas DataFrame; got {got}.")
     if df.empty:
         raise ValueError(f"`{argument}` is empty.")
     return df

@@ -52,6 +52,11 @@ class TrainingJob:
     holdout: HoldOut | None = None  # series whose last windows no training window reads (for calibration)
 
 
+# Trains one member per seed, each from its initial weights when given: ``fit_members`` with its ``n_jobs``
+# bound, or a distributed trainer (``forecaster.scale.distributed``).
+MemberTrainer = Callable[[TrainingJob, list[int], list[dict] | None], list[TrainResult]]
+
+
 def _sampler(job: TrainingJob, series: np.ndarray, origins: np.ndarray):
     config = job.network
 
@@ -89,10 +94,18 @@ def exit_if_orphaned(
         exit(ORPHANED_EXIT_CODE)
 
 
-def _fit_member(job: TrainingJob, seed: int, initial: dict | None = None, parent: int | None = None) -> TrainResult:
+def _fit_member(
+    job: TrainingJob,
+    seed: int,
+    initial: dict | None = None,
+    parent: int | None = None,
+    wrap: Callable[[torch.nn.Module], torch.nn.Module] | None = None,
+) -> TrainResult:
     """Train one member, from ``initial`` weights when given (a warm start); with a refit, retrain on every window.
 
     ``parent``: in a worker process, the pid of the main process; the worker exits when it has gone.
+    ``wrap``: applied to each new network before training (``forecaster.scale.distributed`` wraps it
+    in ``DistributedDataParallel``); the weights returned are the network's own.
     """
     previous = torch.get_num_threads()
     if job.num_threads:
@@ -101,12 +114,12 @@ def _fit_member(job: TrainingJob, seed: int, initial: dict | None = None, parent
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            network = _network(job, initial)
+            network = _network(job, initial, wrap)
             result = train(network, _sampler(job, job.series, job.origins), job.validation, job.train, seed, on_step)
             if job.full_series is None or job.validation is None:
                 return result
             torch.manual_seed(seed)
-            network = _network(job, initial)
+            network = _network(job, initial, wrap)
             again = replace(job.train, max_steps=max(result.best_step, 1), early_stopping=False)
             refit = train(network, _sampler(job, job.full_series, job.full_origins), None, again, seed, on_step)
             refit.val_loss = result.val_loss
@@ -115,11 +128,14 @@ def _fit_member(job: TrainingJob, seed: int, initial: dict | None = None, parent
         torch.set_num_threads(previous)
 
 
-def _network(job: TrainingJob, initial: dict | None) -> Seq2SeqNetwork:
+def _network(
+    job: TrainingJob, initial: dict | None, wrap: Callable[[torch.nn.Module], torch.nn.Module] | None = None
+) -> torch.nn.Module:
     network = Seq2SeqNetwork(job.network)
     if initial is not None:
         network.load_state_dict(initial)
-    return network.to(job.train.device)
+    network = network.to(job.train.device)
+    return network if wrap is None else wrap(network)
 
 
 def fit_members(job: TrainingJob, seeds: list[int], n_jobs: int, initial: list[dict] | None = None) -> list[TrainResult]:

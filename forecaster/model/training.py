@@ -115,6 +115,8 @@ def train(
     """Fit ``network`` with Adam, gradient clipping and (optionally) early stopping.
 
     Args:
+        network: the network, or a ``DistributedDataParallel`` wrapper around it (training on several
+            processes); the weights returned are always the network's own (no ``module.`` prefix).
         sample_batch: draws one training batch with the given generator.
         validation: held-out windows (the last horizon of each series) for early stopping.
         on_step: called with the step number before every step (a worker process checks there
@@ -131,13 +133,14 @@ def train(
     """
     rng = np.random.default_rng(seed)
     device = config.device
+    module = getattr(network, "module", network)  # the network itself under a DistributedDataParallel wrapper
     quantiles = torch.tensor(config.quantiles, dtype=torch.float32, device=device)
     optimizer = _adam(network, config.learning_rate)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: 0.5 * (1.0 + math.cos(math.pi * min(step, config.max_steps) / config.max_steps)) * 0.95 + 0.05
     )
     use_validation = config.early_stopping and validation is not None
-    result = TrainResult(state_dict=copy.deepcopy(network.state_dict()), best_step=0)
+    result = TrainResult(state_dict=copy.deepcopy(module.state_dict()), best_step=0)
     best, stale = math.inf, 0
     network.train()
     # disable=None: a bar on a terminal only; a log file gets no redrawn bars (see evaluation/progress.py).
@@ -171,7 +174,7 @@ def train(
             bar.set_postfix({"loss": f"{result.train_loss[-1]:.4f}", "val" if use_validation else "avg": f"{current:.4f}"})
             if current < best or not use_validation:  # without validation, keep the latest checkpoint
                 best, stale = min(best, current), 0
-                result.state_dict, result.best_step = copy.deepcopy(network.state_dict()), step
+                result.state_dict, result.best_step = copy.deepcopy(module.state_dict()), step
             else:
                 stale += 1
                 if stale >= config.patience:

@@ -1,0 +1,83 @@
+"""``fit`` on a Dask DataFrame: on a sample of whole series, drawn on the workers and sized to the step budget.
+
+Training never reads more than ``max_steps x batch_size`` windows (1500 x 128 = 192,000 with the
+default budget, whatever the panel's size), drawn at random from the training windows. So the
+model is fitted on a sample of series holding ``SAMPLE_DRAWS`` times that many windows: each window
+of the sample is then drawn about a quarter of a time, and about 88% of the draws are windows not
+drawn before (against all of them on the full panel). Each series is kept or left whole, by a hash of
+its id (as text), so the sample is the same on every run, and every worker filters its own partitions:
+only the sample reaches the client, which fits it with the pandas ``fit``. A panel whose windows are
+fewer than that is fitted whole.
+
+The covariate scalers and static categories are then learnt from the sample; a series outside it is
+forecast as any series unseen in training is.
+"""
+
+from __future__ import annotations
+
+import dask
+import numpy as np
+import pandas as pd
+
+from ..model.params import default_max_steps
+from .dispatch import is_dask_frame
+
+__all__ = ["fit_dask", "sample_fraction", "in_sample"]
+
+# Windows in the sample per window that training draws.
+SAMPLE_DRAWS = 4
+# A budget far past any cap, to read the default budget's cap from ``default_max_steps``.
+_UNBOUNDED_WINDOWS = 10**12
+
+
+def sample_fraction(n_series: int, n_rows: int, horizon: int, draws: int) -> float:
+    """Share of the series to keep: ``SAMPLE_DRAWS x draws`` windows, from an estimate of the windows per series.
+
+    A series of ``L`` rows gives about ``L - horizon`` windows (fewer for the first periods' history);
+    the estimate only sizes the sample.
+    """
+    if n_series <= 0:
+        return 1.0
+    windows = max(n_rows / n_series - horizon, 1.0) * n_series
+    return float(min(1.0, SAMPLE_DRAWS * draws / windows))
+
+
+def in_sample(ids: pd.Series, fraction: float) -> np.ndarray:
+    """Whether each row's series is in the sample: a hash of its id as text (fixed key) below ``fraction`` of 2^64."""
+    if fraction >= 1.0:
+        return np.ones(len(ids), dtype=bool)
+    text = ids.astype(str).to_numpy(dtype=object)
+    return pd.util.hash_array(text) < np.uint64(min(fraction, 1.0) * 2.0**64)
+
+
+def _keep(part: pd.DataFrame, id_col: str, fraction: float) -> pd.DataFrame:
+    return part.loc[in_sample(part[id_col], fraction)]
+
+
+def fit_dask(model, df, fraction: float | None = None):
+    """Fit ``model`` on a sample of the series of the Dask DataFrame ``df``; returns ``model``.
+
+    Args:
+        fraction: share of the series to keep (by a hash of the id); None sizes the sample to the step
+            budget (``sample_fraction``), which keeps every series of a panel with few enough windows.
+
+    Raises:
+        TypeError: ``df`` is not a Dask DataFrame.
+        ValueError: ``fraction`` is not in (0, 1], ``df`` lacks the id column, or the sample is empty.
+    """
+    if not is_dask_frame(df):
+        raise TypeError(f"`df` must be a Dask DataFrame; got {type(df).__name__}.")
+    number = isinstance(fraction, int | float) and not isinstance(fraction, bool)
+    if fraction is not None and not (number and 0.0 < fraction <= 1.0):
+        raise ValueError(f"`fraction` must be in (0, 1], got {fraction!r}.")
+    id_col = model.id_col
+    if id_col not in df.columns:
+        raise ValueError(f"`df` lacks column(s) {[id_col]}.")
+    if fraction is None:
+        steps = model.max_steps or default_max_steps(_UNBOUNDED_WINDOWS, model.batch_size)
+        n_rows, n_series = dask.compute(df.shape[0], df[id_col].nunique())
+        fraction = sample_fraction(int(n_series), int(n_rows), model.horizon, steps * model.batch_size)
+    sample = df.map_partitions(_keep, id_col, fraction, meta=df._meta).compute()
+    if sample.empty:
+        raise ValueError(f"No series of `df` falls in a sample of fraction {fraction:g}; raise `fraction`.")
+    return model.fit(sample)

@@ -1,0 +1,149 @@
+"""``predict`` and ``explain`` on Dask DataFrames: lazily, one partition of whole series at a time.
+
+A fitted model forecasts each series from that series' own history and future-known covariates, so a
+panel split by series can be forecast partition by partition with the pandas path, and the pieces are
+the pandas result's rows. Every row of ``df`` and ``future_df`` gets a key, a hash of its series id (as
+text) modulo the number of partitions, and both frames are shuffled so that partition ``k`` holds the
+rows of key ``k``: each series lies whole in one partition, and its future rows in the partition of the
+same index. ``map_partitions`` then calls the estimator's own pandas method
+on each pair, with the fitted model shipped to the workers once, as one task.
+
+The result's type follows ``df``: a Dask ``df`` gives a lazy Dask DataFrame, with ``future_df`` as a
+Dask or a pandas frame. A pandas ``df``, or None (the training history, held in memory), with a Dask
+``future_df`` is refused: the caller either computes ``future_df`` or passes the history as Dask.
+
+Rows are validated partition by partition when the result is computed, with the pandas path's messages.
+What needs no data is checked at once: the model is fitted and unchanged, the id and time columns exist,
+and a future frame is there when the model needs one.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from dataclasses import replace
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+from ..model.inference import accountable
+from ..model.outputs import quantile_column
+from .dispatch import is_dask_frame
+
+__all__ = ["forecast_frames", "series_partition"]
+
+# The partition key: the index of the shuffled copies only (never of the caller's frames), dropped before the pandas path.
+KEY = "__forecaster_partition__"
+
+ACCOUNT_COLUMNS = ("contribution", "step_baseline", "step_covariates", "step_partners", "y_hat")
+
+
+def series_partition(ids: pd.Series, npartitions: int) -> np.ndarray:
+    """Partition of each row's series: a hash of the id as text (fixed key), the same in every process and frame."""
+    text = ids.astype(str).to_numpy(dtype=object)
+    return (pd.util.hash_array(text) % np.uint64(npartitions)).astype(np.int64)
+
+
+def _keyed(part: pd.DataFrame, id_col: str, npartitions: int) -> pd.DataFrame:
+    return part.assign(**{KEY: series_partition(part[id_col], npartitions)})
+
+
+def by_series(frame: dd.DataFrame, id_col: str, npartitions: int) -> dd.DataFrame:
+    """``frame`` with every series in one partition: partition ``k`` holds the series whose key is ``k``, in any frame.
+
+    The key becomes the index, with divisions ``0, 1, ..., npartitions``: key ``k`` goes to partition ``k``
+    (a hash shuffle on the key would hash it again, and leave some partitions empty and others double).
+    """
+    meta = frame._meta.assign(**{KEY: np.zeros(0, dtype=np.int64)})
+    keyed = frame.map_partitions(_keyed, id_col, npartitions, meta=meta)
+    return keyed.set_index(KEY, divisions=list(range(npartitions + 1)), sort=True)
+
+
+def output_meta(model, method: str, df_meta: pd.DataFrame, include_padding: bool) -> pd.DataFrame:
+    """The empty frame, with dtypes, that the pandas ``method`` returns for a ``df`` like ``df_meta``."""
+    id_col, time_col = model.id_col, model.time_col
+    given = df_meta[id_col].dtype
+    ids = given if isinstance(given, np.dtype) and given.kind in "iu" else np.dtype(object)
+    tz = getattr(df_meta[time_col].dtype, "tz", None)
+    times = pd.DatetimeTZDtype("ns", tz) if tz is not None else np.dtype("datetime64[ns]")
+    if method == "predict":
+        levels = () if model.quantiles is None else model.quantiles
+        values = {"y_hat": "float64", **{quantile_column(float(q)): "float64" for q in levels}}
+        dtypes = {id_col: ids, time_col: times, **values}
+    else:
+        dtypes = {id_col: ids, time_col: times, "step": "int64", f"{time_col}_history": times}
+        dtypes.update(lag="int64", weight="float64")
+        if accountable(model.state_):
+            dtypes.update(dict.fromkeys(ACCOUNT_COLUMNS, "float64"))
+        if include_padding:
+            dtypes["padded"] = "bool"
+    return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
+
+
+def _forecast_partition(
+    history: pd.DataFrame, future: pd.DataFrame | None, model, method: str, meta: pd.DataFrame, options: dict
+) -> pd.DataFrame:
+    """The pandas ``method`` on one partition's series, in the result's dtypes."""
+    history = history.reset_index(drop=True)
+    future = None if future is None else future.reset_index(drop=True)
+    if history.empty:
+        if future is not None and not future.empty:
+            unknown = list(pd.unique(future[model.id_col]))[:5]
+            raise ValueError(f"`future_df` holds series that `df` does not: {unknown}.")
+        return meta.copy()
+    out = getattr(model, method)(df=history, future_df=future, **options)
+    return out.astype(meta.dtypes.to_dict())
+
+
+def _shipped(model):
+    """The model as one task for the workers: a shallow copy without the training history tail, which a
+    forecast from a given ``df`` never reads (it can be most of a large model's size)."""
+    light = copy.copy(model)
+    light.state_ = replace(model.state_, history=model.state_.history.iloc[:0])
+    light._cache = None
+    return dask.delayed(light, name=f"forecaster-model-{uuid.uuid4().hex}", traverse=False)
+
+
+def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFrame:
+    """``model.predict`` or ``model.explain`` (``method``) of Dask frames, as a lazy Dask DataFrame.
+
+    Raises:
+        TypeError: ``future_df`` is Dask while ``df`` is pandas or None.
+        ValueError: ``df`` lacks the id or time column, or ``future_df`` is None for a model with
+            future-known covariates.
+    """
+    check_is_fitted(model, "network_")
+    model._check_unchanged()
+    if not is_dask_frame(df):
+        held = "None (the training history, in memory)" if df is None else f"a {type(df).__name__}"
+        raise TypeError(
+            f"`future_df` is a Dask DataFrame but `df` is {held}: the result follows `df`. Pass `df` as a Dask "
+            "DataFrame (dask.dataframe.from_pandas) for a Dask result, or `future_df.compute()` for a pandas one."
+        )
+    id_col, time_col = model.id_col, model.time_col
+    missing = [name for name in (id_col, time_col) if name not in df.columns]
+    if missing:
+        raise ValueError(f"`df` lacks column(s) {missing}.")
+    roles = model.state_.roles
+    if roles.future and future_df is None:
+        raise ValueError(
+            f"`future_df` is required: the model uses future-known covariates {list(roles.future)} "
+            f"for the {model.horizon} periods after each series' end."
+        )
+    npartitions = max(df.npartitions, 1)
+    history = by_series(df, id_col, npartitions)
+    future = None
+    if future_df is not None:
+        if not is_dask_frame(future_df):
+            future_df = dd.from_pandas(future_df, npartitions=npartitions, sort=False)
+        missing = [name for name in (id_col, time_col) if name not in future_df.columns]
+        if missing:
+            raise ValueError(f"`future_df` lacks column(s) {missing}.")
+        future = by_series(future_df, id_col, npartitions)
+    meta = output_meta(model, method, df._meta, options.get("include_padding", False))
+    return dd.map_partitions(
+        _forecast_partition, history, future, _shipped(model), method, meta, options, meta=meta, enforce_metadata=False
+    )

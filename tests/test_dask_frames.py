@@ -1,0 +1,196 @@
+"""predict and explain on Dask DataFrames, computed on a real two-process cluster, equal the pandas results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import fast_model, future_frame
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+from forecaster.datasets import make_panel  # noqa: E402
+from forecaster.scale.dask_fit import fit_dask, in_sample, sample_fraction  # noqa: E402
+from forecaster.scale.dask_frames import by_series, series_partition  # noqa: E402
+from forecaster.scale.dispatch import is_dask_frame  # noqa: E402
+from forecaster.scale.distributed import fit_distributed  # noqa: E402
+
+HORIZON = 6
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+@pytest.fixture(scope="module")
+def data():
+    df, _ = make_panel(n_series=13, length=40, seed=4, short_share=0.3)
+    return df, future_frame(df, HORIZON)
+
+
+@pytest.fixture(scope="module")
+def with_future(data):
+    df, _ = data
+    return fast_model(future_covariates=["promo"], static_covariates=["group"]).fit(df)
+
+
+@pytest.fixture(scope="module")
+def plain(data):
+    df, _ = data
+    return fast_model(attention_values="observations", quantiles=(0.2, 0.5, 0.8)).fit(df)
+
+
+def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    return frame.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def _same(lazy, expected: pd.DataFrame, keys: list[str]) -> None:
+    assert is_dask_frame(lazy)
+    got = lazy.compute()
+    assert list(got.columns) == list(lazy._meta.columns) == list(expected.columns)
+    pd.testing.assert_frame_equal(_sorted(got, keys), _sorted(expected, keys), check_exact=False, rtol=1e-5)
+
+
+def test_predict_with_future_covariates_equals_pandas(client, data, with_future):
+    df, future = data
+    ddf, dfuture = dd.from_pandas(df, npartitions=3), dd.from_pandas(future, npartitions=2)
+    expected = with_future.predict(df=df, future_df=future)
+    _same(with_future.predict(df=ddf, future_df=dfuture), expected, ["unique_id", "ds"])
+    # A pandas future frame with a Dask history is accepted, with the same result.
+    _same(with_future.predict(df=ddf, future_df=future), expected, ["unique_id", "ds"])
+
+
+def test_explain_with_future_covariates_equals_pandas(client, data, with_future):
+    df, future = data
+    ddf, dfuture = dd.from_pandas(df, npartitions=3), dd.from_pandas(future, npartitions=3)
+    keys = ["unique_id", "ds", "ds_history"]
+    _same(with_future.explain(df=ddf, future_df=dfuture), with_future.explain(df=df, future_df=future), keys)
+    padded = with_future.explain(df=ddf, future_df=dfuture, include_padding=True)
+    _same(padded, with_future.explain(df=df, future_df=future, include_padding=True), keys)
+
+
+def test_without_future_covariates_and_with_the_account_equals_pandas(client, data, plain):
+    df, _ = data
+    ddf = dd.from_pandas(df, npartitions=4)
+    _same(plain.predict(df=ddf), plain.predict(df=df), ["unique_id", "ds"])
+    explained = plain.explain(df=ddf)
+    assert "contribution" in explained.columns
+    _same(explained, plain.explain(df=df), ["unique_id", "ds", "ds_history"])
+
+
+def test_more_partitions_than_series_and_text_ids_of_other_dtypes(client, data, plain):
+    df, _ = data
+    few = df[df["unique_id"].isin(["S000", "S001"])].assign(unique_id=lambda f: f["unique_id"].astype("category"))
+    ddf = dd.from_pandas(few, npartitions=2).repartition(npartitions=6)  # some partitions hold no series
+    expected = plain.predict(df=few)
+    _same(plain.predict(df=ddf), expected, ["unique_id", "ds"])
+
+
+def test_the_callers_frames_are_left_alone(client, data, with_future):
+    df, future = data
+    before_df, before_future = df.copy(), future.copy()
+    ddf = dd.from_pandas(df, npartitions=2)
+    with_future.predict(df=ddf, future_df=future).compute()
+    assert list(ddf.columns) == list(df.columns)
+    pd.testing.assert_frame_equal(df, before_df)
+    pd.testing.assert_frame_equal(future, before_future)
+
+
+def test_mismatched_frames_are_refused_with_their_names(client, data, with_future):
+    df, future = data
+    dfuture = dd.from_pandas(future, npartitions=2)
+    with pytest.raises(TypeError, match="`future_df` is a Dask DataFrame but `df` is a DataFrame"):
+        with_future.predict(df=df, future_df=dfuture)
+    with pytest.raises(TypeError, match="`df` is None"):
+        with_future.explain(future_df=dfuture)
+    with pytest.raises(ValueError, match="`future_df` is required"):
+        with_future.predict(df=dd.from_pandas(df, npartitions=2))
+    with pytest.raises(ValueError, match=r"`df` lacks column\(s\) \['ds'\]"):
+        with_future.predict(df=dd.from_pandas(df.drop(columns="ds"), npartitions=2), future_df=dfuture)
+
+
+def test_distributed_fit_takes_pandas_and_says_what_it_got(data):
+    df, _ = data
+    with pytest.raises(TypeError, match=r"`df` must be a pandas DataFrame; got dask\.DataFrame"):
+        fit_distributed(fast_model(), dd.from_pandas(df, npartitions=2), world_size=2)
+
+
+def _same_weights(a, b) -> bool:
+    first, second = a.network_.state_dict(), b.network_.state_dict()
+    return first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
+
+
+def test_fit_on_a_dask_frame_with_few_windows_fits_every_series(client, data):
+    df, future = data
+    lazy, eager = fast_model(future_covariates=["promo"]), fast_model(future_covariates=["promo"])
+    lazy.fit(dd.from_pandas(df, npartitions=3))
+    eager.fit(df)
+    assert _same_weights(lazy, eager)
+    pd.testing.assert_frame_equal(lazy.predict(future_df=future), eager.predict(future_df=future))
+
+
+def test_fit_on_a_sample_of_series_drawn_on_the_workers(client, data):
+    df, _ = data
+    keep = in_sample(df["unique_id"], 0.5)
+    kept = df.loc[keep, "unique_id"].nunique()
+    assert 0 < kept < df["unique_id"].nunique()
+    lazy = fit_dask(fast_model(), dd.from_pandas(df, npartitions=3), fraction=0.5)
+    assert _same_weights(lazy, fast_model().fit(df.loc[keep]))
+    assert len(lazy.training_end_) == kept
+
+
+def test_the_sample_is_sized_to_the_step_budget():
+    # 10^5 series of 120 months, the default 1500 x 128 draws: 4 x 192,000 of about 10.8 M windows.
+    assert sample_fraction(100_000, 12_000_000, 12, 1500 * 128) == pytest.approx(4 * 192_000 / (108 * 100_000))
+    assert sample_fraction(1_000, 120_000, 12, 1500 * 128) == 1.0
+    ids = pd.Series([f"S{i}" for i in range(20_000)])
+    assert in_sample(ids, 0.25).mean() == pytest.approx(0.25, abs=0.02)
+    assert in_sample(ids, 1.0).all()
+    np.testing.assert_array_equal(in_sample(ids.astype("category"), 0.3), in_sample(ids, 0.3))
+
+
+def test_fit_dask_names_bad_arguments(data):
+    df, _ = data
+    for bad in (0, 1.5, -0.1, "half", True):
+        with pytest.raises(ValueError, match="`fraction` must be in"):
+            fit_dask(fast_model(), dd.from_pandas(df, npartitions=2), fraction=bad)
+    with pytest.raises(TypeError, match="`df` must be a Dask DataFrame"):
+        fit_dask(fast_model(), df)
+
+
+def test_errors_in_the_rows_surface_when_computed(client, data, with_future):
+    df, future = data
+    lazy = with_future.predict(df=dd.from_pandas(df, npartitions=2), future_df=future.drop(columns="promo"))
+    with pytest.raises(ValueError, match="promo"):
+        lazy.compute()
+
+
+def test_a_series_lands_in_one_partition_whatever_its_id_dtype():
+    ids = pd.Series(["a", "b", "c", "a"])
+    for same in (ids.astype("category"), ids.astype("string[pyarrow]"), ids.astype(object)):
+        np.testing.assert_array_equal(series_partition(same, 5), series_partition(ids, 5))
+    parts = series_partition(pd.Series([f"S{i}" for i in range(200)]), 4)
+    assert set(parts.tolist()) == {0, 1, 2, 3}
+
+
+def test_partition_k_holds_exactly_the_series_of_key_k(client):
+    df = pd.DataFrame({"unique_id": [f"S{i}" for i in range(40)] * 2, "value": np.arange(80)})
+    parts = by_series(dd.from_pandas(df, npartitions=3), "unique_id", 4)
+    assert parts.npartitions == 4
+    sizes = []
+    for k in range(4):
+        part = parts.partitions[k].compute()
+        assert (series_partition(part["unique_id"], 4) == k).all()
+        sizes.append(len(part))
+    assert sum(sizes) == 80 and min(sizes) > 0
+
+
+def test_pandas_frames_never_take_the_dask_path(data, with_future):
+    df, future = data
+    assert not is_dask_frame(df) and not is_dask_frame(None)
+    assert isinstance(with_future.predict(df=df, future_df=future), pd.DataFrame)
