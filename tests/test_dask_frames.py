@@ -139,7 +139,8 @@ def test_fit_on_a_sample_of_series_drawn_on_the_workers(client, data):
     keep = in_sample(df["unique_id"], 0.5)
     kept = df.loc[keep, "unique_id"].nunique()
     assert 0 < kept < df["unique_id"].nunique()
-    lazy = fit_dask(fast_model(), dd.from_pandas(df, npartitions=3), fraction=0.5)
+    with pytest.warns(UserWarning, match=rf"trained on {kept} sampled series.*pass `df` to forecast all"):
+        lazy = fit_dask(fast_model(), dd.from_pandas(df, npartitions=3), fraction=0.5)
     assert _same_weights(lazy, fast_model().fit(df.loc[keep]))
     assert len(lazy.training_end_) == kept
 

@@ -15,6 +15,8 @@ forecast as any series unseen in training is.
 
 from __future__ import annotations
 
+import warnings
+
 import dask
 import numpy as np
 import pandas as pd
@@ -80,4 +82,12 @@ def fit_dask(model, df, fraction: float | None = None):
     sample = df.map_partitions(_keep, id_col, fraction, meta=df._meta).compute()
     if sample.empty:
         raise ValueError(f"No series of `df` falls in a sample of fraction {fraction:g}; raise `fraction`.")
+    if fraction < 1.0:
+        kept = sample[id_col].nunique()
+        warnings.warn(
+            f"`fit` on a Dask DataFrame trained on {kept} sampled series (a share of {fraction:.3g}, sized to the step "
+            "budget; docs/scale.md). `predict()` without `df` forecasts those series only: pass `df` to forecast all.",
+            UserWarning,
+            stacklevel=3,
+        )
     return model.fit(sample)
