@@ -9,7 +9,6 @@ import secrets
 import shutil
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -17,6 +16,7 @@ from .._version import __version__
 from ..partners.blend import PARTNERS
 from ..plots import ACCOUNTED, CAUTION, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
 from .report_html import render_html
+from .report_plots import mase_by_step, plot_calibration, plot_mase_by_step, plot_relative, save
 from .report_tables import (
     COVERAGE_TOLERANCE,
     MODEL,
@@ -62,67 +62,6 @@ def _versions() -> dict[str, str]:
             found[name] = "not installed"
     found["python"] = platform.python_version()
     return found
-
-
-def mase_by_step(forecasts: pd.DataFrame, metrics: pd.DataFrame, models: list[str]) -> pd.DataFrame:
-    """Mean scaled absolute error per horizon step and model (zero-scale series excluded)."""
-    scales = metrics.drop_duplicates(["unique_id", "cutoff"])[["unique_id", "cutoff", "scale"]]
-    frame = forecasts.merge(scales, on=["unique_id", "cutoff"], how="left")
-    frame = frame[frame["scale"] > 0]
-    step = frame.groupby(["unique_id", "cutoff"]).cumcount() + 1
-    errors = {m: (frame[m] - frame["y"]).abs() / frame["scale"] for m in models}
-    return pd.DataFrame(errors).assign(step=step.to_numpy()).groupby("step").mean()
-
-
-def _save(fig, folder: Path, name: str) -> str:
-    fig.savefig(folder / name, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return name
-
-
-def _plot_mase_by_step(table: pd.DataFrame, folder: Path) -> str:
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    for model in table.columns:
-        ax.plot(table.index, table[model], marker="o", ms=3, label=model)
-    ax.set_xlabel("horizon step")
-    ax.set_ylabel("mean scaled |error| (MASE)")
-    ax.set_title("MASE by horizon step", loc="left")
-    ax.grid(alpha=0.3)
-    literal(ax.legend())
-    return _save(fig, folder, "mase_by_step.png")
-
-
-def _plot_calibration(rates: pd.DataFrame, folder: Path) -> str:
-    """Each model's hit rate per quantile level against the level, with the calibrated diagonal and its tolerance band."""
-    fig, ax = plt.subplots(figsize=(5.2, 4.4))
-    levels = rates.columns.to_numpy(dtype=float)
-    ax.fill_between(levels, levels - COVERAGE_TOLERANCE, levels + COVERAGE_TOLERANCE, color="0.9", label="calibrated +- 3 points")
-    ax.plot([0, 1], [0, 1], color="0.5", lw=1, ls="--")
-    for model, row in rates.iterrows():
-        ax.plot(levels, row.to_numpy(dtype=float), marker="o", ms=4, label=label(str(model)))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("quantile level (nominal)")
-    ax.set_ylabel("share of actuals at or below the quantile")
-    ax.legend(fontsize=8, loc="upper left")
-    return _save(fig, folder, "calibration.png")
-
-
-def _plot_relative(metrics: pd.DataFrame, models: list[str], folder: Path) -> str | None:
-    wide = metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase")
-    if "auto_ets" not in wide:
-        return None
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    bins = np.linspace(-2, 2, 41)
-    for model in [m for m in models if m != "auto_ets"]:
-        ratio = np.log2((wide[model] / wide["auto_ets"]).replace([np.inf, 0], np.nan).dropna())
-        ax.hist(ratio.clip(-2, 2), bins=bins, alpha=0.5, label=f"{model} (median ratio {2 ** ratio.median():.2f})")
-    ax.axvline(0, color="k", lw=0.8)
-    ax.set_xlabel("log2(MASE / AutoETS MASE) per series and fold (left of 0: better than AutoETS)")
-    ax.set_ylabel("count")
-    ax.set_title("Per-series MASE relative to AutoETS", loc="left")
-    literal(ax.legend(fontsize=8))
-    return _save(fig, folder, "relative_mase.png")
 
 
 def write_report(result, folder: Path, title: str | None = None) -> Path:
@@ -173,15 +112,15 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
     reference = reference_model(models)
     images: list[tuple[str, object, str]] = []  # caption, series id (None if none), file name
     by_step = mase_by_step(result.forecasts, result.metrics, models)
-    images.append(("MASE by horizon step", None, _plot_mase_by_step(by_step, folder)))
-    relative = _plot_relative(result.metrics, models, folder)
+    images.append(("MASE by horizon step", None, plot_mase_by_step(by_step, folder)))
+    relative = plot_relative(result.metrics, models, folder)
     if relative:
         images.append(("Per-series MASE relative to AutoETS", None, relative))
     rates = result.calibration()
     if len(rates):
         rates.to_csv(folder / "calibration.csv")
         tables["calibration.csv"] = rates
-        images.append(("Calibration: hit rate against nominal level", None, _plot_calibration(rates, folder)))
+        images.append(("Calibration: hit rate against nominal level", None, plot_calibration(rates, folder)))
     picks = representative_series(result.metrics, reference=reference)
     notes = _pick_notes(result.metrics, picks, reference)
     last_cutoff = result.forecasts["cutoff"].max()
@@ -192,7 +131,7 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
             fig = plot_forecast(result.forecasts[result.forecasts["unique_id"] == uid], data, unique_ids=[uid], model=MODEL)
             literal(fig.axes[0].set_title(f"{uid} ({name} seq2seq MASE), last fold", loc="left", fontsize=10))
             literal(fig.axes[0].set_title(notes[name][0], loc="right", fontsize=8, color="0.35"))
-            images.append((f"Forecast: {name} series", uid, _save(fig, folder, f"forecast_{name}.png")))
+            images.append((f"Forecast: {name} series", uid, save(fig, folder, f"forecast_{name}.png")))
     attention_md = ""
     if result.attention is not None:
         season = result.settings["season_length"]
@@ -203,9 +142,9 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
         for name, uid in picks.items():
             if uid in set(result.attention["unique_id"]) and uid in set(last["unique_id"]):
                 fig = plot_attention(result.attention, df=data, unique_id=uid, forecasts=last, vmax=vmax)
-                images.append((f"Attention: {name} series", uid, _save(fig, folder, f"attention_{name}.png")))
+                images.append((f"Attention: {name} series", uid, save(fig, folder, f"attention_{name}.png")))
         fig = plot_attention_profile(result.attention, season, relative_to="target")
-        images.append(("Attention profile (lag from the target period)", None, _save(fig, folder, "attention_profile.png")))
+        images.append(("Attention profile (lag from the target period)", None, save(fig, folder, "attention_profile.png")))
         check = result.settings.get("occlusion")
         faithful = (
             f"- occlusion ratio: {check['ratio']:.2f} (the last fold, {check['n_series']} series): replacing each series' "
