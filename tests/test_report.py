@@ -15,7 +15,13 @@ from conftest import fast_model
 import forecaster
 from forecaster.datasets import make_panel
 from forecaster.evaluation.report_html import render_html
-from forecaster.evaluation.report_tables import coverage_warning, hit_rate_warning, markdown_table, representative_series
+from forecaster.evaluation.report_tables import (
+    coverage_warning,
+    headline,
+    hit_rate_warning,
+    markdown_table,
+    representative_series,
+)
 
 VOID = {"img", "br", "wbr", "hr", "meta", "link", "input"}
 CAPTURED = {"h1", "h2", "h3", "h4", "p", "li", "th", "td", "blockquote", "code", "strong", "title"}
@@ -225,7 +231,20 @@ def test_levels_whose_hit_rate_is_off_by_more_than_three_points_are_named():
     assert "1 of the model's 3 quantile levels" in warning and "q90 hit 86.0%" in warning and "q10" not in warning
 
 
+def test_the_report_opens_with_one_plain_sentence_from_the_summary():
+    summary = pd.DataFrame(
+        {"mean_mase": [1.969, 2.045], "rel_mase_vs_auto_ets": [0.963, 1.0], "coverage": [0.774, 0.773], "wql": [0.0999, 0.1002]},
+        index=["seq2seq", "auto_ets"],
+    )
+    text = headline(summary, {"n_series": 427, "n_windows": 2})
+    assert text.startswith("**In short:** over 427 series and 2 forecast origins")
+    assert "errors were 3.7% lower than AutoETS's" in text and "WQL 0.3% lower" in text and "held 77% of actuals" in text
+    alone = headline(summary.loc[["seq2seq"], ["mean_mase"]], {"n_series": 5, "n_windows": 1})
+    assert "mean MASE was 1.969" in alone and "held" not in alone
+
+
 def test_the_report_shows_wql_hit_rates_and_the_calibration_plot(report, result):
+    assert report[0].splitlines()[2].startswith("**In short:**")
     text, page = report
     assert "## Forecast distribution" in text and "calibration.png" in text
     header, *rows = page.table("Forecast distribution")

@@ -56,6 +56,8 @@ def smape(actual: np.ndarray, forecast: np.ndarray) -> float:
     denominator = np.abs(actual) + np.abs(forecast)
     ratio = np.where(denominator > 0, 2.0 * np.abs(actual - forecast) / np.where(denominator > 0, denominator, 1.0), 0.0)
     ratio = np.where(np.isnan(actual) | np.isnan(forecast), np.nan, ratio)
+    if np.isnan(ratio).all():  # nothing to score: NaN, without numpy's empty-slice warning
+        return float("nan")
     return float(100.0 * np.nanmean(ratio))
 
 

@@ -22,6 +22,7 @@ from .report_tables import (
     MODEL,
     code_span,
     coverage_warning,
+    headline,
     hit_rate_warning,
     label,
     leaderboard,
@@ -298,7 +299,8 @@ def _distribution(result, summary: pd.DataFrame, rates: pd.DataFrame) -> list[st
 
 
 def _markdown(result, summary, by_step, attention_md, images, notes, reference, title) -> str:
-    parts = [f"# {title or 'Backtest report'}", "", *_settings_lines(result), "", "## Summary", "", markdown_table(summary), ""]
+    parts = [f"# {title or 'Backtest report'}", "", headline(summary, result.settings), ""]
+    parts += [*_settings_lines(result), "", "## Summary", "", markdown_table(summary), ""]
     coverage = summary["coverage"].get(MODEL) if "coverage" in summary else None
     warning = coverage_warning(coverage, result.settings["model_params"].get("quantiles"))
     if warning:
@@ -311,7 +313,8 @@ def _markdown(result, summary, by_step, attention_md, images, notes, reference, 
         "MASE: mean absolute error over the horizon divided by the mean absolute seasonal difference of each "
         "fold's training data; zero scales are excluded and counted (`n_zero_scale`). `rel_mase_vs_X` is the "
         "model's mean MASE over the baseline's on the same series and folds; `win_rate` is the share of "
-        "series-folds where the model has the lowest MASE; `coverage` is the share of actuals inside the "
+        "series-folds where the model has the lowest MASE; `mean_smape` is the symmetric MAPE in percent "
+        "(0-200); `wql` the weighted quantile loss (below); `coverage` is the share of actuals inside the "
         "outermost interval (nominal 80% by default). Seconds: the model's fit and predict time summed over folds; "
         "for the statsforecast baselines, `fit_seconds` is fit plus forecast.",
         "",

@@ -152,6 +152,30 @@ def coverage_warning(coverage: float | None, quantiles) -> str | None:
     )
 
 
+def headline(summary: pd.DataFrame, settings: dict, model: str = MODEL) -> str:
+    """One plain sentence for a reader who stops after it: the model against its reference, and its interval."""
+    if model not in summary.index:
+        return ""
+    row = summary.loc[model]
+    reference = reference_model(list(summary.index), model)
+    folds = f"{settings.get('n_series', '?')} series and {settings.get('n_windows', '?')} forecast origins"
+    if reference is None or f"rel_mase_vs_{reference}" not in summary.columns:
+        text = f"over {folds}, {model}'s mean MASE was {row['mean_mase']:.3f}"
+    else:
+        ratio = float(row[f"rel_mase_vs_{reference}"])
+        direction = "lower" if ratio < 1 else "higher"
+        text = (
+            f"over {folds}, {model}'s forecast errors were {abs(1 - ratio) * 100:.1f}% {direction} than {label(reference)}'s "
+            "(mean MASE, on the series and origins both forecast)"
+        )
+        if "wql" in summary.columns and np.isfinite(summary.loc[reference, "wql"]) and summary.loc[reference, "wql"] > 0:
+            wql = float(row["wql"] / summary.loc[reference, "wql"])
+            text += f", and its quantiles' WQL {abs(1 - wql) * 100:.1f}% {'lower' if wql < 1 else 'higher'}"
+    if "coverage" in summary.columns and np.isfinite(row.get("coverage", np.nan)):
+        text += f"; its outermost interval (nominal 80% by default) held {row['coverage'] * 100:.0f}% of actuals"
+    return f"**In short:** {text}."
+
+
 def hit_rate_warning(rates: pd.DataFrame, model: str = MODEL) -> str | None:
     """A Markdown warning naming each of the model's levels whose hit rate lies more than the tolerance from the level."""
     if model not in rates.index:
