@@ -27,7 +27,8 @@ def test_factors_give_each_central_interval_its_nominal_coverage(truth):
     rng = np.random.default_rng(0)
     quantiles = _normal_quantiles(4000, 3, 1.0)
     factors = offset_factors(quantiles, rng.normal(0.0, truth, (4000, 3)), LEVELS, 4)
-    np.testing.assert_allclose(np.delete(factors, 4, axis=1), truth, rtol=0.08)
+    # The outer levels' factors are read off wide offsets; the inner ones also carry the estimated shift's noise.
+    np.testing.assert_allclose(factors[:, [0, 1, 7, 8]], truth, rtol=0.08)
     assert (factors[:, 4] == 1.0).all()
     fresh = rng.normal(0.0, truth, (4000, 3))
     calibrated = apply_factors(quantiles, factors, 4)
@@ -53,14 +54,19 @@ def test_too_few_windows_never_narrow_the_network_interval():
     assert (many[:, [0, 8]] < 0.1).all()  # with evidence, an interval far too wide does narrow
 
 
-def test_a_shared_shock_widens_the_interval_instead_of_tilting_it():
-    """Held-out actuals all shifted down: both sides widen alike, the median stays (the pair shares one factor)."""
+def test_a_shared_shock_neither_tilts_nor_widens_the_intervals():
+    """Held-out actuals all shifted down by a shock their periods share: the shift is taken out, the shape is kept.
+
+    Per-level factors fitted to the shifted actuals would stretch the lower levels and shrink the upper ones
+    (on the Tourism training part that left the upper levels under-covered in the next periods).
+    """
     rng = np.random.default_rng(1)
     quantiles = _normal_quantiles(3000, 2, 1.0)
     factors = offset_factors(quantiles, rng.normal(-1.0, 1.0, (3000, 2)), LEVELS, 4)
-    np.testing.assert_allclose(factors[:, 0], factors[:, 8])
-    np.testing.assert_allclose(factors[:, 3], factors[:, 5])
-    assert (factors[:, 0] > 1.2).all()
+    np.testing.assert_allclose(factors[:, [0, 1, 7, 8]], 1.0, rtol=0.1)
+    skewed = rng.gamma(2.0, 1.0, (3000, 2)) - 2.0  # a long upper tail, no shock: upper factors above lower ones
+    shape = offset_factors(quantiles, skewed, LEVELS, 4)
+    assert (shape[:, 8] > shape[:, 0] * 1.3).all()
 
 
 def test_applied_factors_keep_the_median_exact_and_the_levels_in_order():

@@ -9,11 +9,10 @@ Two things a fixed rule gets wrong are learnt per panel from windows the network
   better (``choose_blend``). A covariate that carries nothing therefore no longer switches the
   partners off.
 - **The interval widths.** Quantile heads trained by pinball loss on in-sample windows are too
-  narrow out of sample (the nominal 80% interval covered 62-78% in the studies). The offsets from
-  the median of each pair of mirrored levels (0.1 and 0.9, ...) are multiplied, per horizon step, by
-  the factor that gives their central interval its nominal coverage on the held-out windows (a
-  conformal adjustment, unitless, so series on every scale pool); a level without a mirror gets the
-  factor that gives it its own hit rate. The median never moves, so point accuracy is unchanged.
+  narrow out of sample (the nominal 80% interval covered 62-78% in the studies). Each level's offset
+  from the median is multiplied, per horizon step, by the factor that gives it its hit rate on the
+  held-out windows once the shift those windows share is taken out (a conformal adjustment, unitless,
+  so series on every scale pool). The median never moves, so point accuracy is unchanged.
 
 The held-out windows are those of a random share of the series (every series when early stopping
 already holds the last horizon out), from origins in their last ``horizon + J - 1`` periods, whose
@@ -24,6 +23,7 @@ here reads data up to the training end only, so a backtest fold calibrates on it
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -171,40 +171,35 @@ def choose_blend(
 
 
 def offset_factors(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float, ...], median_index: int) -> np.ndarray:
-    """(H, Q) factors that give each central interval its nominal coverage on held-out windows.
+    """(H, Q) factors that give each level its hit rate on held-out windows, once their shared shift is taken out.
 
-    ``quantiles`` (B, H, Q) are blended forecasts, ``actual`` (B, H). Levels pair up around the
-    median (0.1 with 0.9, ...; a level without its mirror pairs with itself): the interval
-    ``median + c * offset`` of a pair holds an actual when ``c`` is at least the actual's distance
-    from the median in units of the offset on its side, so ``c`` is that distance's quantile at
-    the interval's nominal coverage. One factor per pair keeps the interval centred on the
-    median: a shock shared by the held-out periods (a downturn at the end of the data) widens
-    the interval rather than tilting it. Each factor is read from its step's residuals and its
-    neighbours' (``_quantile_by_step``).
+    ``quantiles`` (B, H, Q) are blended forecasts, ``actual`` (B, H). The held-out windows share
+    their periods, so a shock common to them (every series falling below its forecast at the end
+    of the data) moves all their actuals one way; factors fitted to that would tilt every interval
+    toward it. So each step's median shift of the actuals from the median forecast, in units of
+    the outermost interval's width, is taken out first: what is left is the shape of the errors.
+    Then a forecast ``median + c * offset`` of a level above the median is hit (the actual at or
+    below it) when ``(y - median) / offset <= c``, so ``c`` is that ratio's ``level``-quantile;
+    below the median the offset is negative and ``c`` is the ``1 - level`` quantile. Each factor
+    is read from its step's residuals and its neighbours' (``_quantile_by_step``).
     """
     median = quantiles[:, :, median_index]
     offsets = quantiles - median[..., None]
-    horizon, n_levels = quantiles.shape[1], quantiles.shape[2]
-    factors = np.ones((horizon, n_levels))
-    above = actual >= median
+    width = offsets.max(axis=2) - offsets.min(axis=2)
+    error = np.where(np.isfinite(actual) & (width > 0), (actual - median) / np.where(width > 0, width, 1.0), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a step without residuals has no shift
+        shift = np.nan_to_num(np.nanmedian(error, axis=0))  # (H,)
+    centred = actual - shift[None, :] * width
+    factors = np.ones((quantiles.shape[1], quantiles.shape[2]))
     for q, level in enumerate(levels):  # a handful of levels
         if q == median_index:
             continue
-        mirror = min(range(n_levels), key=lambda k: abs(levels[k] - (1.0 - level)))
-        if abs(levels[mirror] - (1.0 - level)) > 1e-9 or mirror == median_index:
-            # No mirror: the level alone, hit when (y - median) / offset is at most c (at least c below the median).
-            side = 1.0 if level > 0.5 else -1.0
-            usable = np.isfinite(actual) & (side * offsets[:, :, q] > 0)
-            ratio = np.where(usable, (actual - median) / np.where(usable, offsets[:, :, q], 1.0), np.nan)
-            if usable.any():
-                factors[:, q] = _quantile_by_step(ratio, level if level > 0.5 else 1.0 - level)
-            continue
-        upper, lower = (q, mirror) if level > 0.5 else (mirror, q)
-        side = np.where(above, offsets[:, :, upper], offsets[:, :, lower])
-        usable = np.isfinite(actual) & (np.abs(side) > 0) & (offsets[:, :, upper] >= 0) & (offsets[:, :, lower] <= 0)
-        distance = np.where(usable, (actual - median) / np.where(usable, side, 1.0), np.nan)
+        side = 1.0 if level > 0.5 else -1.0
+        usable = np.isfinite(centred) & (side * offsets[:, :, q] > 0)
+        ratio = np.where(usable, (centred - median) / np.where(usable, offsets[:, :, q], 1.0), np.nan)
         if usable.any():
-            factors[:, q] = _quantile_by_step(distance, abs(levels[upper] - levels[lower]))
+            factors[:, q] = _quantile_by_step(ratio, level if level > 0.5 else 1.0 - level)
     return np.clip(factors, 0.0, MAX_FACTOR)
 
 
