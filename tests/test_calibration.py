@@ -69,6 +69,18 @@ def test_a_shared_shock_neither_tilts_nor_widens_the_intervals():
     assert (shape[:, 8] > shape[:, 0] * 1.3).all()
 
 
+def test_windows_of_few_series_share_one_factor_per_pair_of_levels():
+    """One series: its shift is its own error, not a shock shared across series; the pairs widen alike instead."""
+    rng = np.random.default_rng(6)
+    quantiles = _normal_quantiles(3000, 2, 1.0)
+    factors = offset_factors(quantiles, rng.normal(-1.0, 1.0, (3000, 2)), LEVELS, 4, n_series=1)
+    np.testing.assert_allclose(factors[:, 0], factors[:, 8])
+    np.testing.assert_allclose(factors[:, 3], factors[:, 5])
+    assert (factors[:, 0] > 1.2).all()
+    many = offset_factors(quantiles, rng.normal(-1.0, 1.0, (3000, 2)), LEVELS, 4, n_series=300)
+    np.testing.assert_allclose(many[:, [0, 8]], 1.0, rtol=0.1)
+
+
 def test_applied_factors_keep_the_median_exact_and_the_levels_in_order():
     rng = np.random.default_rng(2)
     quantiles = np.sort(rng.normal(size=(50, 4, 9)), axis=2)

@@ -44,6 +44,8 @@ MAX_BACK_SHARE = 0.05
 MIN_PER_STEP = 300
 # Paired t-statistic over held-out windows by which another blend must beat the default to replace it.
 SWITCH_T = 2.0
+# Series behind the held-out windows below which the pairs of levels share one factor (``offset_factors``).
+MIN_SHIFT_SERIES = 30
 # A factor never stretches an offset more than this (offsets near zero give wild ratios).
 MAX_FACTOR = 20.0
 
@@ -170,8 +172,14 @@ def choose_blend(
     return dict(zip(names, (float(w) for w in best), strict=True))
 
 
-def offset_factors(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float, ...], median_index: int) -> np.ndarray:
+def offset_factors(
+    quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float, ...], median_index: int, n_series: int | None = None
+) -> np.ndarray:
     """(H, Q) factors that give each level its hit rate on held-out windows, once their shared shift is taken out.
+
+    ``n_series``: how many series the windows come from. Below ``MIN_SHIFT_SERIES`` a shift shared
+    across series cannot be told from the series' own errors, and a factor per level is read off too
+    few independent errors: the pairs of mirrored levels then share one factor (``pair_factors``).
 
     ``quantiles`` (B, H, Q) are blended forecasts, ``actual`` (B, H). The held-out windows share
     their periods, so a shock common to them (every series falling below its forecast at the end
@@ -183,6 +191,8 @@ def offset_factors(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[floa
     below the median the offset is negative and ``c`` is the ``1 - level`` quantile. Each factor
     is read from its step's residuals and its neighbours' (``_quantile_by_step``).
     """
+    if n_series is not None and n_series < MIN_SHIFT_SERIES:
+        return pair_factors(quantiles, actual, levels, median_index)
     median = quantiles[:, :, median_index]
     offsets = quantiles - median[..., None]
     width = offsets.max(axis=2) - offsets.min(axis=2)
@@ -200,6 +210,44 @@ def offset_factors(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[floa
         ratio = np.where(usable, (centred - median) / np.where(usable, offsets[:, :, q], 1.0), np.nan)
         if usable.any():
             factors[:, q] = _quantile_by_step(ratio, level if level > 0.5 else 1.0 - level)
+    return np.clip(factors, 0.0, MAX_FACTOR)
+
+
+def pair_factors(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float, ...], median_index: int) -> np.ndarray:
+    """(H, Q) factors that give each central interval its nominal coverage on held-out windows (few series).
+
+    ``quantiles`` (B, H, Q) are blended forecasts, ``actual`` (B, H). Levels pair up around the
+    median (0.1 with 0.9, ...; a level without its mirror pairs with itself): the interval
+    ``median + c * offset`` of a pair holds an actual when ``c`` is at least the actual's distance
+    from the median in units of the offset on its side, so ``c`` is that distance's quantile at
+    the interval's nominal coverage. One factor per pair keeps the interval centred on the
+    median: a shock shared by the held-out periods (a downturn at the end of the data) widens
+    the interval rather than tilting it. Each factor is read from its step's residuals and its
+    neighbours' (``_quantile_by_step``).
+    """
+    median = quantiles[:, :, median_index]
+    offsets = quantiles - median[..., None]
+    horizon, n_levels = quantiles.shape[1], quantiles.shape[2]
+    factors = np.ones((horizon, n_levels))
+    above = actual >= median
+    for q, level in enumerate(levels):  # a handful of levels
+        if q == median_index:
+            continue
+        mirror = min(range(n_levels), key=lambda k: abs(levels[k] - (1.0 - level)))
+        if abs(levels[mirror] - (1.0 - level)) > 1e-9 or mirror == median_index:
+            # No mirror: the level alone, hit when (y - median) / offset is at most c (at least c below the median).
+            side = 1.0 if level > 0.5 else -1.0
+            usable = np.isfinite(actual) & (side * offsets[:, :, q] > 0)
+            ratio = np.where(usable, (actual - median) / np.where(usable, offsets[:, :, q], 1.0), np.nan)
+            if usable.any():
+                factors[:, q] = _quantile_by_step(ratio, level if level > 0.5 else 1.0 - level)
+            continue
+        upper, lower = (q, mirror) if level > 0.5 else (mirror, q)
+        side = np.where(above, offsets[:, :, upper], offsets[:, :, lower])
+        usable = np.isfinite(actual) & (np.abs(side) > 0) & (offsets[:, :, upper] >= 0) & (offsets[:, :, lower] <= 0)
+        distance = np.where(usable, (actual - median) / np.where(usable, side, 1.0), np.nan)
+        if usable.any():
+            factors[:, q] = _quantile_by_step(distance, abs(levels[upper] - levels[lower]))
     return np.clip(factors, 0.0, MAX_FACTOR)
 
 
@@ -272,5 +320,6 @@ def calibrate(
         blend.update(choose_blend(median, partners, actual, scale, {n: fixed.get(n) for n in active}, series))
     chosen = [blend[n] for n in active]
     blended = blend_quantiles(network_quantiles, partners, chosen, median_index) if active else network_quantiles
-    factors = offset_factors(blended, actual, levels, median_index) if len(levels) > 1 else None
+    n_series = len(np.unique(series))
+    factors = offset_factors(blended, actual, levels, median_index, n_series) if len(levels) > 1 else None
     return Calibration(blend=blend, factors=factors, n_windows=len(series))
