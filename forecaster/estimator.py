@@ -57,9 +57,9 @@ class Seq2SeqForecaster(BaseEstimator):
         past_covariates: columns observed up to the origin (encoder only).
         static_covariates: columns constant per series (numeric or categorical).
         quantiles: levels to forecast (default the nine deciles 0.1, ..., 0.9); None gives point
-            forecasts (MAE loss). Calibrated at fit on held-out windows, per horizon step: each pair of
-            mirrored levels (0.1 and 0.9, ...) is scaled about the median to its central interval's
-            nominal coverage there, a level without a mirror to its own hit rate.
+            forecasts (MAE loss). Calibrated at fit on held-out windows, per horizon step: each level's
+            offset from the median is scaled to its hit rate there, once the shift those windows share
+            is taken out (with fewer than 30 series, mirrored levels share one factor).
         attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
         attention_values: ``"states"`` (the default): attention averages encoder states and a head reads
             them; the most accurate, but its maps can point away from what drives the forecast.
