@@ -22,7 +22,14 @@ import pandas as pd
 from forecaster import Seq2SeqForecaster, backtest
 from forecaster.datasets import load_m3, load_tourism
 from forecaster.evaluation.baselines import run_baselines
-from forecaster.evaluation.metrics import hit_rates, score_forecasts, score_quantiles, seasonal_scales, weighted_quantile_loss
+from forecaster.evaluation.metrics import (
+    hit_rates,
+    quantile_columns,
+    score_forecasts,
+    score_quantiles,
+    seasonal_scales,
+    weighted_quantile_loss,
+)
 from forecaster.model.outputs import quantile_column
 
 PANELS = {
@@ -63,11 +70,7 @@ def official_test(panel: str, params: dict, nhits: bool) -> pd.DataFrame:
     metrics = score_forecasts(merged.assign(cutoff=cutoff), scales, models, {})
     table = metrics.groupby("model")[["mase", "smape"]].mean().loc[models]
     if len(levels) > 1:
-        columns = {
-            m: {q: m if q == 0.5 else m + quantile_column(q)[5:] for q in levels}
-            for m in models
-            if all((m + quantile_column(q)[5:]) in merged for q in levels if q != 0.5)
-        }
+        columns = {m: cols for m, cols in quantile_columns(models, levels).items() if set(cols.values()) <= set(merged)}
         scores = score_quantiles(merged.assign(cutoff=cutoff), columns)
         rates = hit_rates(scores)
         table = table.join(weighted_quantile_loss(scores))

@@ -29,7 +29,7 @@ from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
 from .baselines import BASELINES, run_baselines
 from .faithfulness import occlusion
-from .metrics import score_forecasts, score_quantiles
+from .metrics import quantile_columns, score_forecasts, score_quantiles
 from .progress import Progress
 from .result import BacktestResult
 from .splits import Fold, rolling_origins
@@ -372,10 +372,7 @@ def _quantile_columns(model: Seq2SeqForecaster, baselines) -> dict[str, dict[flo
     levels = [] if model.quantiles is None else sorted({float(q) for q in model.quantiles} | {0.5})
     if len(levels) < 2:
         return {}
-    suffix = {q: quantile_column(q)[len("y_hat") :] for q in levels}
-    columns = {MODEL_NAME: {q: MODEL_NAME if q == 0.5 else MODEL_NAME + suffix[q] for q in levels}}
-    columns.update({b: {q: b if q == 0.5 else b + suffix[q] for q in levels} for b in baselines})
-    return columns
+    return quantile_columns([MODEL_NAME, *baselines], levels)
 
 
 def _quantile_renames(model: Seq2SeqForecaster) -> dict[str, str]:

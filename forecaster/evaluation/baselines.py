@@ -72,8 +72,7 @@ def run_baselines(
             side, lv = bounds.get(float(q), (None, None))
             out[column] = out[n] if side is None else out[f"{n}-{side}-{lv}"]
     out = out.rename(columns=renames)
-    out = out[[c for c in out.columns if c in (id_col, time_col) or (c in renames.values()) or c.startswith(tuple(names))]]
-    out = out[[c for c in out.columns if "-lo-" not in c and "-hi-" not in c]]
+    out = out[[c for c in out.columns if "-lo-" not in c and "-hi-" not in c]]  # statsforecast's own interval columns
     for n in names:
         if not np.isfinite(out[n].to_numpy(dtype=float)).all():
             raise FloatingPointError(f"Baseline `{n}` produced non-finite forecasts.")

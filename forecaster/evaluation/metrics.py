@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.scaling import mase_scale, naive_error_table
+from ..model.outputs import quantile_column
 
 
 def seasonal_scale(history: np.ndarray, season_length: int) -> float:
@@ -106,6 +107,15 @@ def score_forecasts(
     if "coverage" in metrics:
         columns.append("coverage")
     return metrics[columns]
+
+
+def quantile_columns(models: list[str], levels) -> dict[str, dict[float, str]]:
+    """Each model's forecast column per level: ``<model>_q10`` and so on, the model's own column at the median.
+
+    The naming of backtest forecasts (``seq2seq_q10``, ``auto_ets_q10``), for :func:`score_quantiles`.
+    """
+    suffix = {float(q): quantile_column(float(q))[len("y_hat") :] for q in levels}
+    return {m: {q: m if q == 0.5 else m + end for q, end in suffix.items()} for m in models}
 
 
 def score_quantiles(

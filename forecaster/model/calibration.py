@@ -205,11 +205,7 @@ def offset_factors(
     for q, level in enumerate(levels):  # a handful of levels
         if q == median_index:
             continue
-        side = 1.0 if level > 0.5 else -1.0
-        usable = np.isfinite(centred) & (side * offsets[:, :, q] > 0)
-        ratio = np.where(usable, (centred - median) / np.where(usable, offsets[:, :, q], 1.0), np.nan)
-        if usable.any():
-            factors[:, q] = _quantile_by_step(ratio, level if level > 0.5 else 1.0 - level)
+        factors[:, q] = _level_factor(centred, median, offsets[:, :, q], level)
     return np.clip(factors, 0.0, MAX_FACTOR)
 
 
@@ -236,11 +232,7 @@ def pair_factors(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float,
         mirror = min(range(n_levels), key=lambda k: abs(levels[k] - (1.0 - level)))
         if abs(levels[mirror] - (1.0 - level)) > 1e-9 or mirror == median_index:
             # No mirror: the level alone, hit when (y - median) / offset is at most c (at least c below the median).
-            side = 1.0 if level > 0.5 else -1.0
-            usable = np.isfinite(actual) & (side * offsets[:, :, q] > 0)
-            ratio = np.where(usable, (actual - median) / np.where(usable, offsets[:, :, q], 1.0), np.nan)
-            if usable.any():
-                factors[:, q] = _quantile_by_step(ratio, level if level > 0.5 else 1.0 - level)
+            factors[:, q] = _level_factor(actual, median, offsets[:, :, q], level)
             continue
         upper, lower = (q, mirror) if level > 0.5 else (mirror, q)
         side = np.where(above, offsets[:, :, upper], offsets[:, :, lower])
@@ -249,6 +241,20 @@ def pair_factors(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float,
         if usable.any():
             factors[:, q] = _quantile_by_step(distance, abs(levels[upper] - levels[lower]))
     return np.clip(factors, 0.0, MAX_FACTOR)
+
+
+def _level_factor(actual: np.ndarray, median: np.ndarray, offset: np.ndarray, level: float) -> np.ndarray:
+    """(H,) the factor that gives one level its hit rate: ``median + c * offset`` is hit when ``(y - median) / offset <= c``.
+
+    Below the median the offset is negative, so the hit rate is the share of ratios at least ``c``:
+    ``c`` is the ratios' ``1 - level`` quantile there. 1 where no window has an offset on the level's side.
+    """
+    side = 1.0 if level > 0.5 else -1.0
+    usable = np.isfinite(actual) & (side * offset > 0)
+    if not usable.any():
+        return np.ones(offset.shape[1])
+    ratio = np.where(usable, (actual - median) / np.where(usable, offset, 1.0), np.nan)
+    return _quantile_by_step(ratio, level if level > 0.5 else 1.0 - level)
 
 
 def _quantile_by_step(ratio: np.ndarray, level: float) -> np.ndarray:
