@@ -28,6 +28,18 @@ ACCOUNTED = (
     "Weight x observation is each point's exact share of the forecast (bottom panel); "
     "step effects and statistical partners are listed in its title."
 )
+PATHS = (
+    "Attention shows where the model looked (routing), not each point's share: the bottom panel gives the linear "
+    "skip's exact share per point; what the network's head added through attention, and the other paths, are in its title."
+)
+
+
+def account_caption(explanation: pd.DataFrame) -> str:
+    """The note under a map: exact shares (observation values), paths (state values) or routing only (no account)."""
+    if "contribution" not in explanation:
+        return CAUTION
+    head = explanation.get("step_head")
+    return PATHS if head is not None and head.abs().gt(0).any() else ACCOUNTED
 
 
 def literal(*texts: Text | Legend | None) -> None:
@@ -257,7 +269,7 @@ def plot_attention(
         bottom.tick_params(labelbottom=False)
         _draw_sources(axes[2], ex, hist_times, x_edges, history_col)
     axes[-1].set_xlabel("attended history period")
-    fig.text(0.01, 0.005, ACCOUNTED if accounted else CAUTION, fontsize=8, color="0.35")
+    fig.text(0.01, 0.005, account_caption(ex), fontsize=8, color="0.35")
     return fig
 
 
@@ -265,12 +277,16 @@ def forecast_sources(explanation: pd.DataFrame, time_col: str = "ds") -> tuple[p
     """Where one series' forecast came from, per history point and per other part, averaged over the horizon steps.
 
     Returns each history point's mean share of a step's forecast (indexed by its time) and the mean of the step
-    parts (``baseline``, ``covariates``, ``partners``) and of the forecast: the shares plus the parts equal the mean forecast.
+    parts (``baseline``, ``covariates``, ``partners``, ``head``) and of the forecast:
+    the shares plus the parts equal the mean forecast.
     """
     history_col = f"{time_col}_history"
     points = explanation.groupby(history_col)["contribution"].sum() / explanation["step"].nunique()
-    per_step = explanation.groupby("step")[["step_baseline", "step_covariates", "step_partners", "y_hat"]].first().mean()
-    parts = {name: float(per_step[f"step_{name}"]) for name in ("baseline", "covariates", "partners")}
+    names = ("baseline", "covariates", "partners", "head")
+    if "step_head" not in explanation:  # frames from before the state design's account: observation values only
+        explanation = explanation.assign(step_head=0.0)
+    per_step = explanation.groupby("step")[[f"step_{name}" for name in names] + ["y_hat"]].first().mean()
+    parts = {name: float(per_step[f"step_{name}"]) for name in names}
     return points, {**parts, "forecast": float(per_step["y_hat"])}
 
 
@@ -280,8 +296,10 @@ def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: n
     ax.bar(x_edges[:-1], shares, width=np.diff(x_edges), align="edge", color="tab:purple", alpha=0.8)
     ax.axhline(0.0, color="0.4", lw=0.6)
     ax.set_ylabel("share of forecast")
+    head = f"network head (through attention) {parts['head']:.4g}, " if parts["head"] else ""
+    points = "linear skip per point" if parts["head"] else "history points"
     title = (
-        f"where the forecast came from (mean over steps): history points {shares.sum():.4g},\nstep and statics "
+        f"where the forecast came from (mean over steps): {points} {shares.sum():.4g},\n{head}step and statics "
         f"{parts['baseline']:.4g}, covariates {parts['covariates']:.4g}, statistical partners {parts['partners']:.4g}; "
         f"forecast {parts['forecast']:.4g}"
     )

@@ -94,9 +94,11 @@ def test_predict_from_new_history_with_unseen_series(fitted, panel):
 def test_explain_weights_sum_to_one_and_skip_padding(fitted, panel):
     df, _ = panel
     explanation = fitted.explain(future_df=future_frame(df, 6))
-    # With future-known covariates the default reads encoder states: no account (see test_faithfulness.py).
+    # The default reads encoder states: its account gives paths, not points (test_state_account.py).
     assert fitted.network_config_.values == "states" and fitted.network_config_.skip
-    assert list(explanation.columns) == ["unique_id", "ds", "step", "ds_history", "lag", "weight"]
+    attention = ["unique_id", "ds", "step", "ds_history", "lag", "weight"]
+    account = ["contribution", "step_baseline", "step_covariates", "step_partners", "step_head", "y_hat"]
+    assert list(explanation.columns) == attention + account
     sums = explanation.groupby(["unique_id", "step"])["weight"].sum()
     np.testing.assert_allclose(sums.to_numpy(), 1.0, atol=1e-5)
     assert len(sums) == df["unique_id"].nunique() * 6

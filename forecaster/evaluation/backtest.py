@@ -23,7 +23,6 @@ from ..data.roles import CovariateRoles, LeakageError
 from ..data.scaling import mase_scale, naive_error_table
 from ..data.validation import Columns, clean_history
 from ..estimator import Seq2SeqForecaster
-from ..model.account import Account
 from ..model.inference import Forecast, model_panel, state_units, target_values
 from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
@@ -199,9 +198,7 @@ def backtest(
         scales.append(_scales(panel, forecast, fitted, season))
         seconds["predict"] += time.perf_counter() - tick
         final = slice(len(series) - len(folds[-1].cutoffs), None)
-        account = forecast.account
-        if account is not None:
-            account = Account(account.points[final], account.baseline[final], account.covariates[final], account.partners[final])
+        account = None if forecast.account is None else forecast.account.take(final)
         last = (panel, Forecast(series[final], origins[final], forecast.quantiles[final], forecast.attention[final], account))
 
     keys = [columns.id, "cutoff", columns.time]

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._version import __version__
 from ..partners.blend import PARTNERS
-from ..plots import ACCOUNTED, CAUTION, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
+from ..plots import account_caption, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
 from .report_html import render_html
 from .report_plots import mase_by_step, plot_calibration, plot_mase_by_step, plot_relative, save
 from .report_tables import (
@@ -154,7 +154,6 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
             if check
             else ""
         )
-        accounted = "contribution" in result.attention
         attention_md = (
             faithful + f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
             f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
@@ -162,7 +161,7 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
             f"- share of attention on the last season ({season} periods) before the origin: "
             f"{diagnostics.last_season_share:.3f}\n\n"
             + markdown_table(diagnostics.by_step)
-            + f"\n\n> {ACCOUNTED if accounted else CAUTION}\n"
+            + f"\n\n> {account_caption(result.attention)}\n"
         )
     text = _markdown(result, summary, by_step, attention_md, images, notes, reference, title)
     (folder / "report.md").write_text(text, encoding="utf-8")

@@ -13,6 +13,16 @@ the per-point parts summed over the history, plus ``baseline``, ``covariates`` a
 give the forecast, to floating-point rounding (the forecast is defined as that sum). The account is
 in the units the network models: with ``log_target`` they add up to ``log1p`` of the network's forecast,
 so no account is given then.
+
+With ``attention_values="states"`` (the default) the head reads the attention context together with the
+query (step, an encoder summary, calendar, statics), so no history point's share of what it adds is known.
+The account then says how much reached the forecast through each path, exactly:
+
+    sum_t scale * skip[h, t] * x[t]                the linear skip, each history point's exact share
+  + network[h]                                     the head (attention context and query) at the covariates' mean
+  + covariates[h]                                  the head's change from the covariates' mean to their values
+  + baseline[h]                                    the window's level and the skip's bias
+  + partners[h]                                    the statistical partners' weighted forecasts
 """
 
 from __future__ import annotations
@@ -31,15 +41,43 @@ class Account:
     baseline: np.ndarray  # (B, H) step, calendar and statics
     covariates: np.ndarray  # (B, H) future-known covariates against their training mean
     partners: np.ndarray  # (B, H) the statistical partners' weighted forecasts
+    # (B, H) what the head adds from the attention context and query, not attributable to single history
+    # points (``attention_values="states"``; zeros with observations, whose attended points own it)
+    network: np.ndarray | None = None
+
+    @property
+    def head(self) -> np.ndarray:
+        """(B, H) the head's part, zeros where there is none."""
+        return np.zeros_like(self.baseline) if self.network is None else self.network
 
     @property
     def total(self) -> np.ndarray:
         """(B, H) the sum of the parts: the median forecast."""
-        return self.points.sum(axis=2) + self.baseline + self.covariates + self.partners
+        return self.points.sum(axis=2) + self.baseline + self.covariates + self.partners + self.head
 
     def share(self, network: np.ndarray, partners: np.ndarray) -> Account:
         """The account after the blend: network parts times the network's share (B, H), plus the partners."""
-        return Account(self.points * network[..., None], self.baseline * network, self.covariates * network, partners)
+        return Account(
+            self.points * network[..., None], self.baseline * network, self.covariates * network, partners, self.head * network
+        )
+
+    def take(self, rows: slice | np.ndarray) -> Account:
+        """The account of some windows."""
+        return Account(self.points[rows], self.baseline[rows], self.covariates[rows], self.partners[rows], self.head[rows])
+
+    def settled(self, median: np.ndarray) -> Account:
+        """The account with its float rounding against ``median`` (B, H) moved into ``baseline``, so it adds up exactly.
+
+        For the state design, whose forecasts come from the network's own forward pass (float32) and stay
+        bit-identical: the parts are summed in float64 and differ from it by rounding only.
+        """
+        return Account(self.points, self.baseline + (median - self.total), self.covariates, self.partners, self.network)
+
+    @staticmethod
+    def concatenate(accounts: list[Account]) -> Account:
+        """One account of the windows of several."""
+        fields = ("points", "baseline", "covariates", "partners", "head")
+        return Account(*(np.concatenate([getattr(a, f) for a in accounts]) for f in fields))
 
 
 def network_account(
@@ -52,6 +90,11 @@ def network_account(
     """
     scale_, loc_ = scale[:, None], loc[:, None]
     as_array = {name: value.double().cpu().numpy() for name, value in parts.items()}
+    if "network" in as_array:  # the state design: paths, not points, beyond the linear skip
+        points = scale_[..., None] * as_array["skip"]
+        baseline = loc_ + scale_ * as_array["baseline"]
+        head = scale_ * as_array["network"]
+        return Account(points, baseline, scale_ * as_array["covariates"], np.zeros_like(baseline), head)
     weights = weights.astype(np.float64)
     observed = weights * np.where(np.isfinite(window), window, 0.0)[:, None, :]
     points = observed + scale_[..., None] * (as_array["adjustments"] + as_array["skip"])

@@ -99,7 +99,12 @@ def target_values(panel: Panel, state: FittedState) -> np.ndarray:
 
 def accountable(state: FittedState) -> bool:
     """Whether forecasts of this model come with an account (see :mod:`forecaster.model.account`)."""
-    return state.network.values == "observations" and not state.log_target
+    return not state.log_target
+
+
+def exact_shares(state: FittedState) -> bool:
+    """Whether the account gives every attended point its exact share (``values="observations"``)."""
+    return state.network.values == "observations"
 
 
 def run_network(
@@ -118,18 +123,17 @@ def run_network(
             if with_parts:
                 cols = origins[part][:, None] + np.arange(1 - state.input_size, 1)[None, :]
                 window = panel.y[series[part][:, None], np.maximum(cols, 0)]
-                accounts.append(network_account(parts, attention, window, batch.loc, batch.scale))
-                median = accounts[-1].total  # the forecast is the sum of its parts
-                values += (median - values[:, :, state.median_index])[..., None]
+                account = network_account(parts, attention, window, batch.loc, batch.scale)
+                if exact_shares(state):  # the forecast is the sum of its parts
+                    values += (account.total - values[:, :, state.median_index])[..., None]
+                else:  # the forward pass stays the forecast; the parts' float rounding goes to the baseline
+                    account = account.settled(values[:, :, state.median_index])
+                accounts.append(account)
             outputs.append(np.expm1(values) if state.log_target else values)
             weights.append(attention)
     if not outputs:
         return np.zeros((0, horizon, len(state.quantiles))), np.zeros((0, horizon, state.input_size), dtype=np.float32), None
-    account = None
-    if accounts:
-        account = Account(
-            *(np.concatenate([getattr(a, f) for a in accounts]) for f in ("points", "baseline", "covariates", "partners"))
-        )
+    account = Account.concatenate(accounts) if accounts else None
     return np.concatenate(outputs), np.concatenate(weights), account
 
 
@@ -161,7 +165,10 @@ def blend_partners(
     shares = [w * np.isfinite(p) for p, w in zip(partners, active.values(), strict=True)]
     weighted = sum(np.where(np.isfinite(p), w * p, 0.0) for p, w in zip(partners, active.values(), strict=True))
     account = account.share(1.0 - sum(shares), weighted)
-    blended += (account.total - blended[:, :, state.median_index])[..., None]  # the median is the sum of its parts
+    if exact_shares(state):
+        blended += (account.total - blended[:, :, state.median_index])[..., None]  # the median is the sum of its parts
+    else:
+        account = account.settled(blended[:, :, state.median_index])
     return blended, account
 
 

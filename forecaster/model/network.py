@@ -114,11 +114,37 @@ class Seq2SeqNetwork(nn.Module):
         static: torch.Tensor,
         with_parts: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor] | None]:
-        """Quantiles, attention and, with ``with_parts`` (``values="observations"`` only), the median's parts."""
-        batch, steps = past_target.shape
+        """Quantiles, attention and, with ``with_parts``, the median's parts (scaled units).
+
+        ``values="observations"``: see :meth:`median_parts`. ``values="states"``: ``network`` (B, H),
+        the head's median with the future-known covariates at their training mean; ``covariates`` (B, H),
+        the head's median minus that (a second decoder pass, only with future-known covariates);
+        ``skip`` (B, H, T) the linear skip's exact term per history point and ``baseline`` (B, H) its bias.
+        """
         past_target = past_target.masked_fill(past_padded, 0.0)
-        horizon = self.config.horizon
-        static_t = static[:, None, :].expand(batch, steps, static.shape[1])
+        memory = self.encode(past_target, past_observed, past_padded, past_covariates, static)
+        observations = self.config.values == "observations"
+        hidden = past_padded | (past_observed == 0) if observations else past_padded
+        raw, weights = self.decode(memory, hidden, future_known, static)
+        parts = None
+        if observations:
+            parts = self.median_parts(weights, past_target, past_covariates, future_known, static, with_parts)
+            level = (parts["observations"] + parts["adjustments"]).sum(-1, keepdim=True) + parts["direct"][..., None]
+        else:
+            level = raw[..., :1]
+            if with_parts:
+                parts = self.head_parts(raw, memory, hidden, future_known, static, past_target)
+        if self.skip is not None:
+            level = level + self.skip(past_target)[..., None]
+            if parts is not None and with_parts:
+                parts["skip"] = self.skip.weight[None] * past_target[:, None, :]
+                parts["baseline"] = parts["baseline"] + self.skip.bias[None]
+        return _monotone(level, raw[..., 1:], self.config.median_index), weights, parts
+
+    def encode(self, past_target, past_observed, past_padded, past_covariates, static) -> tuple[torch.Tensor, ...]:
+        """What every horizon step reads from the history: the encoder summary, keys and values (computed once)."""
+        steps = past_target.shape[1]
+        static_t = static[:, None, :].expand(static.shape[0], steps, static.shape[1])
         inputs = torch.cat([past_target[..., None], past_observed[..., None], past_covariates, static_t], dim=-1)
         states = self.encoder(self.dropout(F.gelu(self.input_proj(inputs))), past_padded)  # (B, T, 2d)
         valid = (~past_padded).float()[..., None]
@@ -126,11 +152,17 @@ class Seq2SeqNetwork(nn.Module):
         memory = self.state_proj(states)  # (B, T, d)
         keys = self.attention.project_keys(memory)  # once per source, shared by all steps
         values = self.value(torch.cat([memory, past_target[..., None], past_observed[..., None]], dim=-1))
+        return summary, keys, values
 
-        steps_emb = self.step_embedding.weight[None].expand(batch, horizon, -1)
+    def decode(
+        self, memory: tuple[torch.Tensor, ...], hidden: torch.Tensor, future_known: torch.Tensor, static: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every horizon step at once: the head's raw outputs (B, H, Q) and the attention weights (B, H, T)."""
+        summary, keys, values = memory
+        batch, horizon = summary.shape[0], self.config.horizon
         query_in = torch.cat(
             [
-                steps_emb,
+                self.step_embedding.weight[None].expand(batch, horizon, -1),
                 summary[:, None, :].expand(batch, horizon, -1),
                 future_known,
                 static[:, None, :].expand(batch, horizon, static.shape[1]),
@@ -139,23 +171,24 @@ class Seq2SeqNetwork(nn.Module):
         )
         queries = self.query(query_in)  # (B, H, d)
         scores = self.attention.scores(queries, keys) + self.distance_bias[self.distance][None]
-        observations = self.config.values == "observations"
-        hidden = past_padded | (past_observed == 0) if observations else past_padded
         weights = masked_softmax(scores, hidden)  # (B, H, T)
         context = torch.matmul(weights, values)  # (B, H, d)
-        raw = self.head(self.dropout(torch.cat([context, queries], dim=-1)))  # (B, H, Q)
-        parts = None
-        if observations:
-            parts = self.median_parts(weights, past_target, past_covariates, future_known, static, with_parts)
-            level = (parts["observations"] + parts["adjustments"]).sum(-1, keepdim=True) + parts["direct"][..., None]
-        else:
-            level = raw[..., :1]
-        if self.skip is not None:
-            level = level + self.skip(past_target)[..., None]
-            if parts is not None and with_parts:
-                parts["skip"] = self.skip.weight[None] * past_target[:, None, :]
-                parts["baseline"] = parts["baseline"] + self.skip.bias[None]
-        return _monotone(level, raw[..., 1:], self.config.median_index), weights, parts
+        return self.head(self.dropout(torch.cat([context, queries], dim=-1))), weights
+
+    def head_parts(self, raw, memory, hidden, future_known, static, past_target) -> dict[str, torch.Tensor]:
+        """The median of ``values="states"`` in parts: the head at the covariates' mean, and the covariates' effect."""
+        head = raw[..., 0]
+        at_mean = head
+        if self.config.future_covariates:
+            known = future_known.clone()
+            known[..., : self.config.future_covariates] = 0.0  # standardised covariates at their training mean
+            at_mean = self.decode(memory, hidden, known, static)[0][..., 0]
+        return {
+            "network": at_mean,
+            "covariates": head - at_mean,
+            "baseline": torch.zeros_like(head),
+            "skip": torch.zeros(*head.shape, past_target.shape[1], dtype=head.dtype, device=head.device),
+        }
 
     def median_parts(
         self,
@@ -266,6 +299,30 @@ class Ensemble(nn.Module):
         if len(outputs) == 1:
             return outputs[0], weights[0], parts[0]
         if self.config.values != "observations":
-            return torch.quantile(torch.stack(outputs), 0.5, dim=0), torch.stack(weights).mean(dim=0), None
+            stacked = torch.stack(outputs)
+            median_parts = _median_member_parts(stacked[..., self.config.median_index], parts) if parts[0] else None
+            return torch.quantile(stacked, 0.5, dim=0), torch.stack(weights).mean(dim=0), median_parts
         mean_parts = {name: torch.stack([p[name] for p in parts]).mean(dim=0) for name in parts[0]} if parts[0] else None
         return torch.stack(outputs).mean(dim=0), torch.stack(weights).mean(dim=0), mean_parts
+
+
+def _median_member_parts(levels: torch.Tensor, parts: tuple[dict[str, torch.Tensor], ...]) -> dict[str, torch.Tensor]:
+    """The parts of the member median (``values="states"``): per window and step, the middle member's parts.
+
+    ``levels`` (M, B, H) are the members' medians. With an even count, the median is the mean of the two middle
+    members (as ``torch.quantile``), and so are its parts.
+    """
+    count = levels.shape[0]
+    order = torch.argsort(levels, dim=0)
+    middle = [order[(count - 1) // 2], order[count // 2]]
+    chosen = {}
+    for name in parts[0]:
+        stacked = torch.stack([p[name] for p in parts])  # (M, B, H[, T])
+        picked = []
+        for index in middle:
+            index = index[None]
+            if stacked.dim() == 4:
+                index = index[..., None].expand(1, *stacked.shape[1:])
+            picked.append(torch.gather(stacked, 0, index)[0])
+        chosen[name] = (picked[0] + picked[1]) / 2
+    return chosen

@@ -80,7 +80,7 @@ def attention_frame(
     account = forecast.account
     if account is not None:  # each history point's share, and the parts of each step that no point owns
         out["contribution"] = account.points[keep]
-        for name in ("baseline", "covariates", "partners"):
+        for name in ("baseline", "covariates", "partners", "head"):
             out[f"step_{name}"] = getattr(account, name)[w_idx[keep], h_idx[keep]]
         out["y_hat"] = account.total[w_idx[keep], h_idx[keep]]
     if include_padding:
