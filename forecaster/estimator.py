@@ -62,12 +62,13 @@ class Seq2SeqForecaster(BaseEstimator):
             is taken out (with fewer than 30 series, mirrored levels share one factor).
         attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
         attention_values: ``"states"`` (the default): attention averages encoder states and a head reads
-            them; the most accurate, but its maps can point away from what drives the forecast.
+            them; the most accurate, but its maps can point away from what drives the forecast
+            (``explain`` returns the account of its paths: skip per point, head, covariates, partners).
             ``"observations"`` (the faithful variant): the median is the attention-weighted average of the
             attended observations, each moved to the target by the long-run seasonal profile and trend line,
             plus a history-free effect of step, calendar, statics and future-known covariates, so each
             point's weight x value is its exact share of the forecast (``explain`` returns the account);
-            0.5-1.3% less accurate on M3 and Tourism, 9.5% on the electricity study (docs/attention.md).
+            0.5-1.3% less accurate on M3 and Tourism, 5% on the electricity study (mean of 3 seeds; docs/attention.md).
         hidden_size, num_layers, cell, dropout: network size (``cell`` is ``"gru"`` or ``"lstm"``).
         linear_skip: add a linear map from the scaled history to every step; None: on with state values,
             off with observation values (the trend line moves observations to the target instead).
@@ -352,12 +353,15 @@ class Seq2SeqForecaster(BaseEstimator):
         calendar period they would have had). The weights of each (series, step) sum
         to one. Called after ``predict`` on the same inputs, it reuses that forward pass.
 
-        With ``attention_values="observations"`` the forecast is accounted for:
-        ``contribution`` is each history point's share of the median (weight x observation, plus
-        its seasonal and trend adjustment and its linear-skip term), and ``step_baseline`` (step,
-        calendar, statics), ``step_covariates`` (future-known covariates against their mean) and
-        ``step_partners`` (the statistical partners) the parts of each step that no point owns:
-        per (series, step), the contributions plus these three add up to ``y_hat``.
+        Beside the weights, the account of the median forecast (none with ``log_target``): per
+        (series, step), ``contribution`` summed over the history plus ``step_baseline``,
+        ``step_covariates``, ``step_partners`` and ``step_head`` add up to ``y_hat``. With
+        ``attention_values="observations"``, ``contribution`` is each history point's share
+        (weight x observation, plus its seasonal and trend adjustment and its linear-skip term) and
+        ``step_head`` is 0. With ``"states"`` (the default), ``contribution`` is the linear skip's exact
+        term only and ``step_head`` what the network's head added through attention and its query,
+        which no single point owns; ``step_covariates`` is the future-known covariates' effect against
+        their training mean, ``step_partners`` the statistical partners' (docs/attention.md).
 
         With a Dask ``df``, a lazy Dask DataFrame of the same rows (as ``predict``).
         """
