@@ -21,7 +21,7 @@ from .data.panel import Panel, with_future
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .model.fitting import calibrated, network_config, training_job
-from .model.inference import Forecast, forecast_windows, history_kept, model_panel, panel_digest, state_units
+from .model.inference import Forecast, accountable, forecast_windows, history_kept, model_panel, panel_digest, state_units
 from .model.members import MemberTrainer, fit_members
 from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
@@ -179,6 +179,10 @@ class Seq2SeqForecaster(BaseEstimator):
         reserved = (self.id_col, self.time_col, self.target_col)
         return CovariateRoles.from_arguments(self.future_covariates, self.past_covariates, self.static_covariates, reserved)
 
+    def _accountable(self) -> bool:
+        """Whether this model's forecasts can come with an account (not with ``log_target``)."""
+        return accountable(self.state_)
+
     def _blend_weights(self) -> dict[str, float]:
         """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as chosen at fit."""
         state = getattr(self, "state_", None)
@@ -296,19 +300,20 @@ class Seq2SeqForecaster(BaseEstimator):
         )
         return panel, tz
 
-    def _forecast(self, panel: Panel, series: np.ndarray, origins: np.ndarray) -> Forecast:
-        """The inference core on windows (series, origin) of a panel this model prepared."""
+    def _forecast(self, panel: Panel, series: np.ndarray, origins: np.ndarray, account: bool = False) -> Forecast:
+        """The inference core on windows (series, origin) of a panel this model prepared (``account``: with it)."""
+        weights = self._blend_weights()
         return forecast_windows(
-            self.network_, self.state_, panel, series, origins, self._blend_weights(), self.device_, self.num_threads
+            self.network_, self.state_, panel, series, origins, weights, self.device_, self.num_threads, account
         )
 
     def _forecast_ends(self, panel: Panel) -> Forecast:
-        """Forecast from each series' end; the same inputs twice (``predict`` then ``explain``) run the network once."""
+        """Forecast from each series' end, with its account; ``predict`` then ``explain`` on one input run the network once."""
         key = (panel_digest(panel), tuple(self._blend_weights().items()), id(self.network_))
         cached = getattr(self, "_cache", None)
         if cached is not None and cached[0] == key:
             return cached[1]
-        forecast = self._forecast(panel, np.arange(len(panel.ids)), np.full(len(panel.ids), panel.last_col))
+        forecast = self._forecast(panel, np.arange(len(panel.ids)), np.full(len(panel.ids), panel.last_col), account=True)
         self._cache = (key, forecast)
         return forecast
 

@@ -295,11 +295,12 @@ def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: n
     shares = points.reindex(hist_times).fillna(0.0).to_numpy()
     ax.bar(x_edges[:-1], shares, width=np.diff(x_edges), align="edge", color="tab:purple", alpha=0.8)
     ax.axhline(0.0, color="0.4", lw=0.6)
-    ax.set_ylabel("share of forecast")
+    ax.set_ylabel("skip's share" if parts["head"] else "share of forecast")
     head = f"network head (through attention) {parts['head']:.4g}, " if parts["head"] else ""
     points = "linear skip per point" if parts["head"] else "history points"
+    baseline = "window level and skip bias" if parts["head"] else "step and statics"
     title = (
-        f"where the forecast came from (mean over steps): {points} {shares.sum():.4g},\n{head}step and statics "
+        f"where the forecast came from (mean over steps): {points} {shares.sum():.4g},\n{head}{baseline} "
         f"{parts['baseline']:.4g}, covariates {parts['covariates']:.4g}, statistical partners {parts['partners']:.4g}; "
         f"forecast {parts['forecast']:.4g}"
     )

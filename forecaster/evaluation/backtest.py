@@ -201,6 +201,8 @@ def backtest(
         account = None if forecast.account is None else forecast.account.take(final)
         last = (panel, Forecast(series[final], origins[final], forecast.quantiles[final], forecast.attention[final], account))
 
+    if last[1].account is None and fitted._accountable():  # the state design's account, for the last fold only
+        last = (last[0], fitted._forecast(last[0], last[1].series, last[1].origins, account=True))
     keys = [columns.id, "cutoff", columns.time]
     forecasts = pd.concat(predictions, ignore_index=True)
     baseline_frames = [b for b in baseline_frames if b is not None]

@@ -32,13 +32,17 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+# Largest gap between the state design's forecast and the sum of its parts, relative to their sizes: float32
+# rounding is about 1e-7.
+SETTLE_TOLERANCE = 1e-5
+
 
 @dataclass(frozen=True)
 class Account:
     """Parts of the median forecast of B windows, in target units."""
 
     points: np.ndarray  # (B, H, T) each history point's share: attended observation + its adjustment + skip
-    baseline: np.ndarray  # (B, H) step, calendar and statics
+    baseline: np.ndarray  # (B, H) step, calendar and statics (states: the window level and the skip's bias)
     covariates: np.ndarray  # (B, H) future-known covariates against their training mean
     partners: np.ndarray  # (B, H) the statistical partners' weighted forecasts
     # (B, H) what the head adds from the attention context and query, not attributable to single history
@@ -69,9 +73,19 @@ class Account:
         """The account with its float rounding against ``median`` (B, H) moved into ``baseline``, so it adds up exactly.
 
         For the state design, whose forecasts come from the network's own forward pass (float32) and stay
-        bit-identical: the parts are summed in float64 and differ from it by rounding only.
+        bit-identical: the parts are summed in float64 and differ from it by rounding only. A larger gap
+        would be a wrong account, so it raises instead of hiding it.
+
+        Raises:
+            ArithmeticError: the parts miss the median by more than float32 rounding.
         """
-        return Account(self.points, self.baseline + (median - self.total), self.covariates, self.partners, self.network)
+        gap = median - self.total
+        size = np.abs(median) + np.abs(self.points).sum(axis=2) + np.abs(self.baseline) + np.abs(self.head)
+        size = size + np.abs(self.covariates) + np.abs(self.partners)
+        if (np.abs(gap) > SETTLE_TOLERANCE * size + 1e-12).any():
+            worst = float(np.max(np.abs(gap) / (size + 1e-300)))
+            raise ArithmeticError(f"The forecast's parts miss it by {worst:.2e} of its size; please report this with the data.")
+        return Account(self.points, self.baseline + gap, self.covariates, self.partners, self.network)
 
     @staticmethod
     def concatenate(accounts: list[Account]) -> Account:

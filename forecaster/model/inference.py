@@ -44,7 +44,7 @@ class Forecast:
     origins: np.ndarray  # (B,) origin column of each window
     quantiles: np.ndarray  # (B, H, Q) in target units, partners blended in; Q as ``FittedState.quantiles``
     attention: np.ndarray  # (B, H, T) attention weights over the encoder window
-    account: Account | None = None  # the median in parts that add up to it (attention_values="observations")
+    account: Account | None = None  # the median in parts that add up to it (None with log_target)
 
 
 @contextlib.contextmanager
@@ -108,11 +108,22 @@ def exact_shares(state: FittedState) -> bool:
 
 
 def run_network(
-    network: Ensemble, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray, device: str
+    network: Ensemble,
+    state: FittedState,
+    panel: Panel,
+    series: np.ndarray,
+    origins: np.ndarray,
+    device: str,
+    account: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, Account | None]:
-    """The network's quantiles in target units (B, H, Q), its attention (B, H, T) and its account, in chunks."""
+    """The network's quantiles in target units (B, H, Q), its attention (B, H, T) and its account, in chunks.
+
+    The observation design always computes its account (its forecast is the sum of the parts); the state
+    design only with ``account``, since its forecast does not need it (``explain`` asks for it).
+    """
     outputs, weights, accounts = [], [], []
-    horizon, with_parts = state.network.horizon, accountable(state)
+    horizon = state.network.horizon
+    with_parts = accountable(state) and (exact_shares(state) or account)
     with torch.inference_mode():
         for start in range(0, len(series), CHUNK):
             part = slice(start, start + CHUNK)
@@ -181,8 +192,12 @@ def forecast_windows(
     blend_weights: dict[str, float],
     device: str = "cpu",
     num_threads: int | None = None,
+    account: bool = False,
 ) -> Forecast:
     """Forecast windows (``series[b]``, ``origins[b]``) of ``panel``: quantiles and attention from one forward pass.
+
+    With ``account``, also the account of the median (:mod:`forecaster.model.account`) where the model has one;
+    the observation design always has it.
 
     Raises:
         FloatingPointError: the network produced a non-finite forecast.
@@ -190,13 +205,13 @@ def forecast_windows(
     series = np.asarray(series, dtype=np.int64)
     origins = np.broadcast_to(np.asarray(origins, dtype=np.int64), series.shape).copy()
     with torch_threads(num_threads):
-        values, attention, account = run_network(network, state, panel, series, origins, device)
+        values, attention, parts = run_network(network, state, panel, series, origins, device, account)
     if not np.isfinite(values).all():
         raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
-    values, account = blend_partners(values, state, panel, series, origins, blend_weights, account)
+    values, parts = blend_partners(values, state, panel, series, origins, blend_weights, parts)
     if state.calibration is not None:
         values = apply_factors(values, state.calibration.factors, state.median_index)
-    return Forecast(series, origins, values, attention, account)
+    return Forecast(series, origins, values, attention, parts)
 
 
 def panel_digest(panel: Panel) -> str:

@@ -294,35 +294,45 @@ class Ensemble(nn.Module):
         return quantiles, weights
 
     def run(self, with_parts: bool = False, **inputs: torch.Tensor):
-        """Quantiles, attention and (``values="observations"``, ``with_parts``) the median's parts, over members."""
+        """Quantiles, attention and (``with_parts``) the median's parts, over members (member mean or median)."""
         outputs, weights, parts = zip(*(member.run(**inputs, with_parts=with_parts) for member in self.members), strict=True)
         if len(outputs) == 1:
             return outputs[0], weights[0], parts[0]
         if self.config.values != "observations":
             stacked = torch.stack(outputs)
-            median_parts = _median_member_parts(stacked[..., self.config.median_index], parts) if parts[0] else None
+            levels = stacked[..., self.config.median_index]
+            median_parts = _median_member_parts(levels, parts, bool(self.config.future_covariates)) if parts[0] else None
             return torch.quantile(stacked, 0.5, dim=0), torch.stack(weights).mean(dim=0), median_parts
         mean_parts = {name: torch.stack([p[name] for p in parts]).mean(dim=0) for name in parts[0]} if parts[0] else None
         return torch.stack(outputs).mean(dim=0), torch.stack(weights).mean(dim=0), mean_parts
 
 
-def _median_member_parts(levels: torch.Tensor, parts: tuple[dict[str, torch.Tensor], ...]) -> dict[str, torch.Tensor]:
-    """The parts of the member median (``values="states"``): per window and step, the middle member's parts.
+def _median_member_parts(
+    levels: torch.Tensor, parts: tuple[dict[str, torch.Tensor], ...], covariates: bool
+) -> dict[str, torch.Tensor]:
+    """The parts of the member median (``values="states"``), exact for the ensemble.
 
-    ``levels`` (M, B, H) are the members' medians. With an even count, the median is the mean of the two middle
-    members (as ``torch.quantile``), and so are its parts.
+    ``levels`` (M, B, H) are the members' medians. Per (window, step), the members are ranked by their median
+    with the future-known covariates at their training mean; the middle member (the mean of the two middle
+    ones with an even count, as ``torch.quantile``) gives the head, skip and bias parts, so that they add up to
+    the ensemble's median at the covariates' mean. ``covariates`` is then the ensemble's median as given minus
+    that: the covariates' effect on the ensemble's forecast, not on one member's (0 without ``covariates``).
     """
     count = levels.shape[0]
-    order = torch.argsort(levels, dim=0)
+    stacked = {name: torch.stack([p[name] for p in parts]) for name in parts[0]}  # (M, B, H[, T])
+    at_mean = stacked["network"] + stacked["skip"].sum(-1) + stacked["baseline"]  # (M, B, H)
+    order = torch.argsort(at_mean, dim=0)
     middle = [order[(count - 1) // 2], order[count // 2]]
     chosen = {}
-    for name in parts[0]:
-        stacked = torch.stack([p[name] for p in parts])  # (M, B, H[, T])
+    for name in ("network", "skip", "baseline"):
         picked = []
         for index in middle:
             index = index[None]
-            if stacked.dim() == 4:
-                index = index[..., None].expand(1, *stacked.shape[1:])
-            picked.append(torch.gather(stacked, 0, index)[0])
+            if stacked[name].dim() == 4:
+                index = index[..., None].expand(1, *stacked[name].shape[1:])
+            picked.append(torch.gather(stacked[name], 0, index)[0])
         chosen[name] = (picked[0] + picked[1]) / 2
+    chosen["covariates"] = torch.zeros_like(chosen["baseline"])
+    if covariates:  # without future-known covariates the effect is exactly 0, not float rounding
+        chosen["covariates"] = torch.quantile(levels, 0.5, dim=0) - torch.quantile(at_mean, 0.5, dim=0)
     return chosen
