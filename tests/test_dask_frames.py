@@ -11,6 +11,7 @@ from conftest import fast_model, future_frame
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
+from forecaster import Seq2SeqForecaster  # noqa: E402
 from forecaster.datasets import make_panel  # noqa: E402
 from forecaster.scale.dask_fit import fit_dask, in_sample, sample_fraction  # noqa: E402
 from forecaster.scale.dask_frames import by_series, series_partition  # noqa: E402
@@ -154,6 +155,21 @@ def test_the_sample_is_sized_to_the_step_budget():
     assert in_sample(ids, 0.25).mean() == pytest.approx(0.25, abs=0.02)
     assert in_sample(ids, 1.0).all()
     np.testing.assert_array_equal(in_sample(ids.astype("category"), 0.3), in_sample(ids, 0.3))
+
+
+def test_a_sample_trains_with_the_whole_panels_step_budget(data, monkeypatch):
+    """The sample's own (smaller) window count would give a smaller budget; the panel's is used, then restored."""
+    from forecaster.scale import dask_fit
+
+    df, _ = data
+    seen = []
+    monkeypatch.setattr(dask_fit, "default_max_steps", lambda windows, batch: 1234)
+    monkeypatch.setattr(Seq2SeqForecaster, "fit", lambda self, frame: seen.append(self.max_steps) or self)
+    model = fast_model(max_steps=None)
+    fit_dask(model, dd.from_pandas(df, npartitions=2))
+    assert seen == [1234] and model.max_steps is None
+    fit_dask(fast_model(max_steps=7), dd.from_pandas(df, npartitions=2))
+    assert seen[-1] == 7
 
 
 def test_fit_dask_names_bad_arguments(data):

@@ -7,7 +7,7 @@ from sklearn.exceptions import NotFittedError
 
 from forecaster import Seq2SeqForecaster
 from forecaster.model.outputs import quantile_column
-from forecaster.model.params import use_early_stopping
+from forecaster.model.params import default_max_steps, use_early_stopping
 
 
 def test_init_stores_parameters_and_clone_round_trips():
@@ -125,6 +125,15 @@ def test_automatic_early_stopping_switches_on_only_for_many_passes_over_few_wind
     assert use_early_stopping(None, max_steps=300, batch_size=128, n_windows=1_000)  # 38 passes: on
     assert not use_early_stopping(None, max_steps=1500, batch_size=128, n_windows=79_000)  # 2.4 passes: off
     assert use_early_stopping(True, 1500, 128, 79_000) and not use_early_stopping(False, 300, 128, 1_000)
+
+
+def test_the_step_budget_grows_with_the_panel_past_the_panels_it_was_chosen_on():
+    assert default_max_steps(35_712, 128) == 2 * 35_712 // 128  # Tourism quarterly's training part: two passes
+    assert default_max_steps(116_154, 128) == 1500  # M3 monthly's: the cap, as when it was chosen
+    assert default_max_steps(250_000, 128) == 1500
+    assert default_max_steps(10_000_000, 128) == int(1500 * np.sqrt(40))  # 10^5 series of 120 months: 9,486
+    assert default_max_steps(10**8, 128) == int(1500 * np.sqrt(400))
+    assert default_max_steps(100, 128) == 300
 
 
 def test_small_panels_get_early_stopping_by_default(panel):

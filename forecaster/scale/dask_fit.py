@@ -1,13 +1,13 @@
 """``fit`` on a Dask DataFrame: on a sample of whole series, drawn on the workers and sized to the step budget.
 
-Training never reads more than ``max_steps x batch_size`` windows (1500 x 128 = 192,000 with the
-default budget, whatever the panel's size), drawn at random from the training windows. So the
-model is fitted on a sample of series holding ``SAMPLE_DRAWS`` times that many windows: each window
-of the sample is then drawn about a quarter of a time, and about 88% of the draws are windows not
-drawn before (against all of them on the full panel). Each series is kept or left whole, by a hash of
-its id (as text), so the sample is the same on every run, and every worker filters its own partitions:
-only the sample reaches the client, which fits it with the pandas ``fit``. A panel whose windows are
-fewer than that is fitted whole.
+Training never reads more than ``max_steps x batch_size`` windows (with the default budget, 1500 x 128 =
+192,000 up to 250,000 windows, growing as their square root beyond: ``default_max_steps``), drawn at random
+from the training windows. So the model is fitted on a sample of series holding ``SAMPLE_DRAWS`` times that
+many windows, with the whole panel's budget: each window of the sample is then drawn about a quarter of a
+time, and about 88% of the draws are windows not drawn before (against all of them on the full panel). Each
+series is kept or left whole, by a hash of its id (as text), so the sample is the same on every run, and every
+worker filters its own partitions: only the sample reaches the client, which fits it with the pandas ``fit``.
+A panel whose windows are fewer than that is fitted whole.
 
 The covariate scalers and static categories are then learnt from the sample; a series outside it is
 forecast as any series unseen in training is.
@@ -28,20 +28,21 @@ __all__ = ["fit_dask", "sample_fraction", "in_sample"]
 
 # Windows in the sample per window that training draws.
 SAMPLE_DRAWS = 4
-# A budget far past any cap, to read the default budget's cap from ``default_max_steps``.
-_UNBOUNDED_WINDOWS = 10**12
+
+
+def estimated_windows(n_series: int, n_rows: int, horizon: int) -> float:
+    """Training windows of a panel, estimated: a series of ``L`` rows gives about ``L - horizon``.
+
+    Fewer for the first periods' history; the estimate only sizes the sample and the step budget.
+    """
+    return max(n_rows / max(n_series, 1) - horizon, 1.0) * n_series
 
 
 def sample_fraction(n_series: int, n_rows: int, horizon: int, draws: int) -> float:
-    """Share of the series to keep: ``SAMPLE_DRAWS x draws`` windows, from an estimate of the windows per series.
-
-    A series of ``L`` rows gives about ``L - horizon`` windows (fewer for the first periods' history);
-    the estimate only sizes the sample.
-    """
+    """Share of the series to keep: ``SAMPLE_DRAWS x draws`` windows, from an estimate of the panel's windows."""
     if n_series <= 0:
         return 1.0
-    windows = max(n_rows / n_series - horizon, 1.0) * n_series
-    return float(min(1.0, SAMPLE_DRAWS * draws / windows))
+    return float(min(1.0, SAMPLE_DRAWS * draws / estimated_windows(n_series, n_rows, horizon)))
 
 
 def in_sample(ids: pd.Series, fraction: float) -> np.ndarray:
@@ -75,10 +76,12 @@ def fit_dask(model, df, fraction: float | None = None):
     id_col = model.id_col
     if id_col not in df.columns:
         raise ValueError(f"`df` lacks column(s) {[id_col]}.")
+    steps = model.max_steps
+    if fraction is None or steps is None:
+        n_rows, n_series = (int(n) for n in dask.compute(df.shape[0], df[id_col].nunique()))
+        steps = steps or default_max_steps(estimated_windows(n_series, n_rows, model.horizon), model.batch_size)
     if fraction is None:
-        steps = model.max_steps or default_max_steps(_UNBOUNDED_WINDOWS, model.batch_size)
-        n_rows, n_series = dask.compute(df.shape[0], df[id_col].nunique())
-        fraction = sample_fraction(int(n_series), int(n_rows), model.horizon, steps * model.batch_size)
+        fraction = sample_fraction(n_series, n_rows, model.horizon, steps * model.batch_size)
     sample = df.map_partitions(_keep, id_col, fraction, meta=df._meta).compute()
     if sample.empty:
         raise ValueError(f"No series of `df` falls in a sample of fraction {fraction:g}; raise `fraction`.")
@@ -90,4 +93,10 @@ def fit_dask(model, df, fraction: float | None = None):
             UserWarning,
             stacklevel=3,
         )
-    return model.fit(sample)
+    if model.max_steps is not None:
+        return model.fit(sample)
+    model.set_params(max_steps=steps)  # the whole panel's budget, not the sample's
+    try:
+        return model.fit(sample)
+    finally:
+        model.set_params(max_steps=None)
