@@ -212,3 +212,26 @@ def test_pandas_frames_never_take_the_dask_path(data, with_future):
     df, future = data
     assert not is_dask_frame(df) and not is_dask_frame(None)
     assert isinstance(with_future.predict(df=df, future_df=future), pd.DataFrame)
+
+
+def test_backtest_baselines_run_on_the_workers_of_an_active_client(client, data, monkeypatch):
+    """The same baseline forecasts as in process, computed by tasks on the cluster's workers."""
+    from forecaster import backtest
+    from forecaster.scale import dask_baselines
+
+    df, _ = data
+    options = dict(n_windows=2, baselines=("seasonal_naive", "auto_ets"), progress=False)
+    with distributed.get_task_stream(client) as stream:
+        spread = backtest(fast_model(), df, **options)
+    assert any("run_baselines" in str(task["key"]) for task in stream.data)
+    monkeypatch.setattr(dask_baselines, "active_client", lambda: None)
+    with distributed.get_task_stream(client) as stream:
+        local = backtest(fast_model(), df, **options)
+    assert not any("run_baselines" in str(task["key"]) for task in stream.data)
+    columns = [c for c in local.forecasts.columns if c.startswith(("seasonal_naive", "auto_ets"))]
+    assert len(columns) > 4
+    keys = ["unique_id", "cutoff", "ds"]
+    pd.testing.assert_frame_equal(
+        spread.forecasts.sort_values(keys)[keys + columns].reset_index(drop=True),
+        local.forecasts.sort_values(keys)[keys + columns].reset_index(drop=True),
+    )

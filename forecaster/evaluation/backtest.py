@@ -135,7 +135,8 @@ def backtest(
     scored in one forward pass). With ``model.warm_start`` each refit continues from the
     previous fold's model instead of a fresh clone. ``window="sliding"`` keeps the first
     fold's history length in every fold. MASE scales come from each fold's training data.
-    ``n_jobs`` parallelises the statsforecast baselines.
+    ``n_jobs`` parallelises the statsforecast baselines; with an active Dask ``distributed`` client they
+    run on its workers instead (``forecaster.scale.dask_baselines``), with the same forecasts.
     """
     if not isinstance(model, Seq2SeqForecaster):
         raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")
@@ -336,14 +337,25 @@ def _scales(panel: Panel, forecast: Forecast, fitted: Seq2SeqForecaster, season:
 def _baselines(
     train, fold, horizon, offset, season, baselines, n_jobs, columns: Columns, seconds: dict, quantiles=(), report=None
 ):
-    """The fold's statsforecast forecasts, one baseline at a time so that each one's time is its own."""
+    """The fold's statsforecast forecasts, one baseline at a time so that each one's time is its own.
+
+    With an active Dask client, each baseline runs on its workers, one group of whole series per task
+    (``forecaster.scale.dask_baselines``); the forecasts are the same.
+    """
+    from ..scale.dask_baselines import active_client, cluster_baselines
+
+    client = active_client()
     frames = []
     for name in baselines:
         if report is not None:
-            report.step(f"baseline {name}")
+            report.step(f"baseline {name}" + (" on the Dask cluster" if client is not None else ""))
         tick = time.perf_counter()
-        kwargs = dict(n_jobs=n_jobs, id_col=columns.id, time_col=columns.time, target_col=columns.target, quantiles=quantiles)
-        base = run_baselines(train, horizon, offset.freqstr, season, (name,), **kwargs)
+        kwargs = dict(time_col=columns.time, target_col=columns.target, quantiles=quantiles)
+        arguments = dict(horizon=horizon, freq=offset.freqstr, season_length=season, names=(name,), **kwargs)
+        if client is not None:
+            base = cluster_baselines(client, train, columns.id, **arguments)
+        else:
+            base = run_baselines(train, n_jobs=n_jobs, id_col=columns.id, **arguments)
         frames.append(base.set_index([columns.id, columns.time]))
         seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - tick
     if not frames:

@@ -7,6 +7,8 @@
   DataFrames, lazily, one partition of whole series at a time (needs the ``dask`` extra).
 - :mod:`forecaster.scale.dask_fit`: ``fit`` of a Dask DataFrame, on a sample of whole series drawn on the
   workers and sized to the step budget.
+- :mod:`forecaster.scale.dask_baselines`: a backtest's statsforecast baselines on the workers of an
+  active Dask client, one group of whole series per task.
 - :mod:`forecaster.scale.dispatch`: recognises a Dask DataFrame without importing Dask, so that
   the estimator can route one to the Dask path while Dask stays optional.
 
