@@ -67,6 +67,27 @@ def test_predict_with_future_covariates_equals_pandas(client, data, with_future)
     _same(with_future.predict(df=ddf, future_df=future), expected, ["unique_id", "ds"])
 
 
+def test_a_frame_indexed_by_series_is_forecast_where_it_lies(client, data, with_future, monkeypatch):
+    """Indexed by the id with known divisions (as read from Parquet sorted by id): no shuffle of the history."""
+    from forecaster.scale import dask_frames
+
+    df, future = data
+    indexed = dd.from_pandas(df.set_index("unique_id").sort_index(), npartitions=3)
+    assert indexed.known_divisions and dask_frames.indexed_by_series(indexed, "unique_id")
+    shuffled, original = [], dask_frames.by_series
+    monkeypatch.setattr(dask_frames, "by_series", lambda *args: shuffled.append(1) or original(*args))
+    expected = with_future.predict(df=df, future_df=future)
+    _same(with_future.predict(df=indexed, future_df=future), expected, ["unique_id", "ds"])
+    future_indexed = dd.from_pandas(future.set_index("unique_id").sort_index(), npartitions=2)
+    _same(with_future.predict(df=indexed, future_df=future_indexed), expected, ["unique_id", "ds"])
+    assert shuffled == []
+    keys = ["unique_id", "ds", "ds_history"]
+    _same(with_future.explain(df=indexed, future_df=future), with_future.explain(df=df, future_df=future), keys)
+    # an indexed future with a history that is not: keyed like the history
+    _same(with_future.predict(df=dd.from_pandas(df, npartitions=3), future_df=future_indexed), expected, ["unique_id", "ds"])
+    assert shuffled
+
+
 def test_explain_with_future_covariates_equals_pandas(client, data, with_future):
     df, future = data
     ddf, dfuture = dd.from_pandas(df, npartitions=3), dd.from_pandas(future, npartitions=3)

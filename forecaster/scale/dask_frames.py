@@ -12,6 +12,10 @@ The result's type follows ``df``: a Dask ``df`` gives a lazy Dask DataFrame, wit
 Dask or a pandas frame. A pandas ``df``, or None (the training history, held in memory), with a Dask
 ``future_df`` is refused: the caller either computes ``future_df`` or passes the history as Dask.
 
+A ``df`` indexed by the id with known divisions (``dd.read_parquet(folder, index=id_col,
+calculate_divisions=True)`` on files sorted by id) already holds each series in one partition: it is
+forecast where it lies, without the shuffle, and ``future_df`` is split at its divisions.
+
 Rows are validated partition by partition when the result is computed, with the pandas path's messages.
 What needs no data is checked at once: the model is fitted and unchanged, the id and time columns exist,
 and a future frame is there when the model needs one.
@@ -62,6 +66,23 @@ def by_series(frame: dd.DataFrame, id_col: str, npartitions: int) -> dd.DataFram
     return keyed.set_index(KEY, divisions=list(range(npartitions + 1)), sort=True)
 
 
+def indexed_by_series(frame: dd.DataFrame, id_col: str) -> bool:
+    """Whether ``frame`` already holds each series in one partition: indexed by the id, with known divisions.
+
+    Divisions are distinct, so an id lies in exactly one partition; a frame read with
+    ``dd.read_parquet(folder, index=id_col, calculate_divisions=True)`` from files sorted by id is one.
+    Such a frame is forecast where it lies, without a shuffle.
+    """
+    return frame.index.name == id_col and id_col not in frame.columns and frame.known_divisions
+
+
+def _on_divisions(frame: dd.DataFrame, id_col: str, divisions: tuple) -> dd.DataFrame:
+    """``frame`` indexed by the id and split at ``divisions`` (partition ``k`` of it pairs with ``k`` of the history)."""
+    if not indexed_by_series(frame, id_col):
+        frame = frame.set_index(id_col, divisions=list(divisions))
+    return frame.repartition(divisions=list(divisions)) if frame.divisions != tuple(divisions) else frame
+
+
 def output_meta(model, method: str, df_meta: pd.DataFrame, include_padding: bool) -> pd.DataFrame:
     """The empty frame, with dtypes, that the pandas ``method`` returns for a ``df`` like ``df_meta``."""
     id_col, time_col = model.id_col, model.time_col
@@ -87,8 +108,8 @@ def _forecast_partition(
     history: pd.DataFrame, future: pd.DataFrame | None, model, method: str, meta: pd.DataFrame, options: dict
 ) -> pd.DataFrame:
     """The pandas ``method`` on one partition's series, in the result's dtypes."""
-    history = history.reset_index(drop=True)
-    future = None if future is None else future.reset_index(drop=True)
+    history = _plain(history, model.id_col)
+    future = None if future is None else _plain(future, model.id_col)
     if history.empty:
         if future is not None and not future.empty:
             unknown = list(pd.unique(future[model.id_col]))[:5]
@@ -96,6 +117,11 @@ def _forecast_partition(
         return meta.copy()
     out = getattr(model, method)(df=history, future_df=future, **options)
     return out.astype(meta.dtypes.to_dict())
+
+
+def _plain(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
+    """A partition with a plain index: the id back as a column when it was the index, the partition key dropped."""
+    return part.reset_index(drop=part.index.name != id_col)
 
 
 def _shipped(model):
@@ -124,7 +150,8 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
             "DataFrame (dask.dataframe.from_pandas) for a Dask result, or `future_df.compute()` for a pandas one."
         )
     id_col, time_col = model.id_col, model.time_col
-    missing = [name for name in (id_col, time_col) if name not in df.columns]
+    in_place = indexed_by_series(df, id_col)
+    missing = [name for name in (id_col, time_col) if name not in df.columns and not (in_place and name == id_col)]
     if missing:
         raise ValueError(f"`df` lacks column(s) {missing}.")
     roles = model.state_.roles
@@ -134,16 +161,22 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
             f"for the {model.horizon} periods after each series' end."
         )
     npartitions = max(df.npartitions, 1)
-    history = by_series(df, id_col, npartitions)
+    history = df if in_place else by_series(df, id_col, npartitions)
     future = None
     if future_df is not None:
         if not is_dask_frame(future_df):
             future_df = dd.from_pandas(future_df, npartitions=npartitions, sort=False)
-        missing = [name for name in (id_col, time_col) if name not in future_df.columns]
+        future_in_place = indexed_by_series(future_df, id_col)
+        if future_in_place and not in_place:  # keyed by its id column like the history
+            future_df, future_in_place = future_df.reset_index(), False
+        missing = [
+            name for name in (id_col, time_col) if name not in future_df.columns and not (future_in_place and name == id_col)
+        ]
         if missing:
             raise ValueError(f"`future_df` lacks column(s) {missing}.")
-        future = by_series(future_df, id_col, npartitions)
-    meta = output_meta(model, method, df._meta, options.get("include_padding", False))
+        future = _on_divisions(future_df, id_col, df.divisions) if in_place else by_series(future_df, id_col, npartitions)
+    meta_frame = df._meta.reset_index() if in_place else df._meta
+    meta = output_meta(model, method, meta_frame, options.get("include_padding", False))
     return dd.map_partitions(
         _forecast_partition, history, future, _shipped(model), method, meta, options, meta=meta, enforce_metadata=False
     )
