@@ -166,6 +166,9 @@ def test_fit_on_a_sample_of_series_drawn_on_the_workers(client, data):
         lazy = fit_dask(fast_model(), dd.from_pandas(df, npartitions=3), fraction=0.5)
     assert _same_weights(lazy, fast_model().fit(df.loc[keep]))
     assert len(lazy.training_end_) == kept
+    indexed = dd.from_pandas(df.set_index("unique_id").sort_index(), npartitions=3)  # as read from Parquet sorted by id
+    with pytest.warns(UserWarning, match=rf"trained on {kept} sampled series"):
+        assert _same_weights(fit_dask(fast_model(), indexed, fraction=0.5), lazy)
 
 
 def test_the_sample_is_sized_to_the_step_budget():

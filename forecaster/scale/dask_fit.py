@@ -74,6 +74,8 @@ def fit_dask(model, df, fraction: float | None = None):
     if fraction is not None and not (number and 0.0 < fraction <= 1.0):
         raise ValueError(f"`fraction` must be in (0, 1], got {fraction!r}.")
     id_col = model.id_col
+    if df.index.name == id_col and id_col not in df.columns:  # indexed by series (read from Parquet): the id as a column
+        df = df.reset_index()
     if id_col not in df.columns:
         raise ValueError(f"`df` lacks column(s) {[id_col]}.")
     steps = model.max_steps
