@@ -194,6 +194,14 @@ def test_a_sample_trains_with_the_whole_panels_step_budget(data, monkeypatch):
     assert seen == [1234] and model.max_steps is None
     fit_dask(fast_model(max_steps=7), dd.from_pandas(df, npartitions=2))
     assert seen[-1] == 7
+    from forecaster.scale.dask_fit import _counts
+
+    plain, indexed = dd.from_pandas(df, npartitions=3), dd.from_pandas(df.set_index("unique_id").sort_index(), npartitions=3)
+    flat = indexed.map_partitions(pd.DataFrame.reset_index, meta=indexed._meta.reset_index())
+    expected = (len(df), df["unique_id"].nunique())
+    assert _counts(plain, "unique_id", False) == _counts(flat, "unique_id", True) == expected
+    fit_dask(fast_model(max_steps=None), indexed)
+    assert seen[-1] == 1234
 
 
 def test_fit_dask_names_bad_arguments(data):

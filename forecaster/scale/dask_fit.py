@@ -53,6 +53,19 @@ def in_sample(ids: pd.Series, fraction: float) -> np.ndarray:
     return pd.util.hash_array(text) < np.uint64(min(fraction, 1.0) * 2.0**64)
 
 
+def _count(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
+    return pd.DataFrame({"rows": [len(part)], "series": [part[id_col].nunique()]})
+
+
+def _counts(df, id_col: str, whole_series: bool) -> tuple[int, int]:
+    """Rows and series of ``df``; with ``whole_series`` (each series in one partition) summed over the partitions."""
+    if whole_series:
+        counts = df.map_partitions(_count, id_col, meta={"rows": "int64", "series": "int64"}).compute().sum()
+        return int(counts["rows"]), int(counts["series"])
+    n_rows, n_series = dask.compute(df.shape[0], df[id_col].nunique())
+    return int(n_rows), int(n_series)
+
+
 def _keep(part: pd.DataFrame, id_col: str, fraction: float) -> pd.DataFrame:
     return part.loc[in_sample(part[id_col], fraction)]
 
@@ -74,13 +87,15 @@ def fit_dask(model, df, fraction: float | None = None):
     if fraction is not None and not (number and 0.0 < fraction <= 1.0):
         raise ValueError(f"`fraction` must be in (0, 1], got {fraction!r}.")
     id_col = model.id_col
-    if df.index.name == id_col and id_col not in df.columns:  # indexed by series (read from Parquet): the id as a column
-        df = df.reset_index()
+    indexed = df.index.name == id_col and id_col not in df.columns  # indexed by series, as read from Parquet
+    whole_series = indexed and df.known_divisions  # each series in one partition
+    if indexed:  # the id back as a column, partition by partition (a frame-wide reset_index may gather them)
+        df = df.map_partitions(pd.DataFrame.reset_index, meta=df._meta.reset_index())
     if id_col not in df.columns:
         raise ValueError(f"`df` lacks column(s) {[id_col]}.")
     steps = model.max_steps
     if fraction is None or steps is None:
-        n_rows, n_series = (int(n) for n in dask.compute(df.shape[0], df[id_col].nunique()))
+        n_rows, n_series = _counts(df, id_col, whole_series)
         steps = steps or default_max_steps(estimated_windows(n_series, n_rows, model.horizon), model.batch_size)
     if fraction is None:
         fraction = sample_fraction(n_series, n_rows, model.horizon, steps * model.batch_size)
