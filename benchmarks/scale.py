@@ -173,6 +173,7 @@ def run_parquet(folder: str, workers: int, steps: int | None, memory_limit: str)
         fit_s=fit_s,
         sample=len(model.training_end_),
         steps=len(model.train_result_.train_loss),
+        blend=model._blend_weights(),
         fit_client_mb=fit_client_mb,
         predict_s=predict_s,
         client_peak_mb=peak_mb(),
@@ -245,7 +246,7 @@ def main() -> None:
                 print(
                     f"{n} series ({written['rows']} rows in {written['files']} Parquet files sorted by id), through a "
                     f"LocalCluster of {args.workers} workers x 1 thread, {args.memory_limit} each: fit {run['fit_s']:.1f} s "
-                    f"on a sample of {run['sample']} series ({run['steps']} steps), client peak RSS "
+                    f"on a sample of {run['sample']} series ({run['steps']} steps, blend chosen {run['blend']}), client peak RSS "
                     f"{run['fit_client_mb']:.0f} MB after fit; predict to Parquet {run['predict_s']:.1f} s "
                     f"({run['forecast_rows']} rows), peak RSS client {run['client_peak_mb']:.0f} MB, workers "
                     f"{', '.join(f'{mb:.0f}' for mb in run['worker_peak_mb'])} MB",
