@@ -267,3 +267,24 @@ def test_backtest_baselines_run_on_the_workers_of_an_active_client(client, data,
         spread.forecasts.sort_values(keys)[keys + columns].reset_index(drop=True),
         local.forecasts.sort_values(keys)[keys + columns].reset_index(drop=True),
     )
+
+
+def test_backtest_folds_are_fitted_on_the_workers_of_an_active_client(client, data, monkeypatch):
+    """Refitted folds are independent: each is a task on the cluster, with the same forecasts as in process."""
+    from forecaster import backtest
+    from forecaster.scale import dispatch
+
+    df, _ = data
+    options = dict(n_windows=2, baselines=("seasonal_naive",), progress=False)
+    with distributed.get_task_stream(client) as stream:
+        spread = backtest(fast_model(), df, **options)
+    assert sum("fit_and_forecast" in str(task["key"]) for task in stream.data) == 2
+    with distributed.get_task_stream(client) as stream:
+        backtest(fast_model(), df, refit=2, **options)  # the second fold reuses the first's model: in process
+        backtest(fast_model(warm_start=True), df, **options)
+    assert not any("fit_and_forecast" in str(task["key"]) for task in stream.data)
+    monkeypatch.setattr(dispatch, "active_client", lambda: None)
+    local = backtest(fast_model(), df, **options)
+    pd.testing.assert_frame_equal(spread.forecasts, local.forecasts)
+    pd.testing.assert_frame_equal(spread.metrics, local.metrics)
+    pd.testing.assert_frame_equal(spread.attention, local.attention)

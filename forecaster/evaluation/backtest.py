@@ -26,8 +26,10 @@ from ..estimator import Seq2SeqForecaster
 from ..model.inference import Forecast, model_panel, state_units, target_values
 from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
+from ..scale.dispatch import fold_client
 from .baselines import BASELINES, run_baselines
 from .faithfulness import occlusion
+from .fold_forecast import check_origins, fit_and_forecast
 from .metrics import quantile_columns, score_forecasts, score_quantiles
 from .progress import Progress
 from .result import BacktestResult
@@ -164,23 +166,28 @@ def backtest(
     seconds = {"fit": 0.0, "predict": 0.0}
     fitted, last = None, None
     report = Progress(progress, len(folds), "backtest")
+    client = fold_client(template, refit_every)  # independent folds go to an active Dask client's workers
+    jobs = []
     for fold in report.folds(folds):
         train, future = fold_data(frame, fold, columns, roles)
         guard_fold(train, future, fold, columns, roles)
         skipped += [{"unique_id": uid, "fold": fold.index, "reason": why} for uid, why in fold.skipped.items()]
         panel = None
-        if fitted is None or (refit_every and fold.index % refit_every == 0):
+        if client is not None:
+            report.step(f"fitting and forecasting seq2seq on {train[columns.id].nunique()} series on the Dask cluster")
+            jobs.append(client.submit(fit_and_forecast, template, train, future, fold, pure=False))
+        elif fitted is None or (refit_every and fold.index % refit_every == 0):
             tick = time.perf_counter()
             fitted = fitted if (fitted is not None and template.warm_start) else clone(template)
             report.step(f"fitting seq2seq on {train[columns.id].nunique()} series")
             panel = fitted._fit_frame(train, None)
             seconds["fit"] += time.perf_counter() - tick
-        if refit_every or window == "sliding":  # forecast from the fold's own panel, its cutoffs as origins
+        if client is None and (refit_every or window == "sliding"):  # from the fold's own panel, its cutoffs as origins
             tick = time.perf_counter()
             report.step("forecasting (network and statistical partners)")
             panel = fitted._with_future(panel if panel is not None else _panel(fitted, train, columns), future)
             rows = np.arange(len(panel.ids))
-            _check_origins(panel, rows, np.full(len(rows), panel.last_col), fold)
+            check_origins(panel, rows, np.full(len(rows), panel.last_col), fold)
             last = (panel, fitted._forecast(panel, rows, np.full(len(rows), panel.last_col)))
             predictions.append(_label(*last, fitted, model))
             scales.append(_scales(*last, fitted, season))
@@ -189,6 +196,13 @@ def backtest(
         baseline_frames.append(
             _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds, levels, report)
         )
+    for job in jobs:  # the folds fitted on the cluster, in order
+        done = job.result()
+        fitted, last = done.fitted, (done.panel, done.forecast)
+        predictions.append(_label(*last, fitted, model))
+        scales.append(_scales(*last, fitted, season))
+        seconds["fit"] += done.fit_seconds
+        seconds["predict"] += done.predict_seconds
     if not refit_every and window == "expanding":  # one panel, every fold's cutoffs as origins of one pass
         tick = time.perf_counter()
         report.step(f"forecasting all {len(folds)} folds' origins in one pass")
@@ -293,19 +307,6 @@ def _panel(fitted: Seq2SeqForecaster, frame: pd.DataFrame, columns: Columns) -> 
 
 def _scored_ids(folds: list[Fold]) -> pd.Index:
     return pd.Index(sorted({uid for fold in folds for uid in fold.cutoffs.index}, key=str))
-
-
-def _check_origins(panel: Panel, series: np.ndarray, origins: np.ndarray, fold: Fold) -> None:
-    """Every window's origin is its series' cutoff in ``fold``, or a clear error (a series without a row at its cutoff)."""
-    stamps = pd.DatetimeIndex(panel.timestamps(series, origins))
-    expected = pd.DatetimeIndex(fold.cutoffs.reindex(panel.ids[series]).to_numpy())
-    wrong = np.flatnonzero(stamps != expected)
-    if len(wrong):
-        uid = panel.ids[series[wrong[0]]]
-        raise ValueError(
-            f"Fold {fold.index}: series {uid!r} has no row at its cutoff {expected[wrong[0]]} (its last row before it is "
-            f"{stamps[wrong[0]]}); with fill_gaps=True add that row with a missing target, so the fold forecasts from its cutoff."
-        )
 
 
 def _fold_windows(panel: Panel, folds: list[Fold]) -> tuple[np.ndarray, np.ndarray]:

@@ -10,28 +10,16 @@ created, for example ``Client(LocalCluster(...))``); without one the backtest ru
 from __future__ import annotations
 
 import functools
-import sys
 
 import pandas as pd
 
 from ..evaluation.baselines import run_baselines
+from .dispatch import active_client
 
 __all__ = ["active_client", "cluster_baselines"]
 
 # Groups of series per worker: a few, so a slow group (long series, AutoETS's harder fits) does not hold up the rest.
 GROUPS_PER_WORKER = 4
-
-
-def active_client():
-    """The calling process's current Dask ``distributed`` client, or None (also when ``distributed`` is not loaded)."""
-    if "distributed" not in sys.modules:  # whoever started a client has imported it
-        return None
-    from distributed import get_client
-
-    try:
-        return get_client()
-    except ValueError:  # no client
-        return None
 
 
 def cluster_baselines(client, train: pd.DataFrame, id_col: str, **arguments) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Recognising a Dask DataFrame without importing Dask, so that Dask stays an optional dependency."""
+"""Recognising Dask DataFrames and an active Dask client without importing Dask, so that Dask stays optional."""
 
 from __future__ import annotations
 
@@ -13,3 +13,26 @@ def is_dask_frame(obj: object) -> bool:
     """
     module = sys.modules.get("dask.dataframe")
     return module is not None and isinstance(obj, module.DataFrame)
+
+
+def active_client():
+    """The calling process's current Dask ``distributed`` client, or None (also when ``distributed`` is not loaded)."""
+    if "distributed" not in sys.modules:  # whoever started a client has imported it
+        return None
+    from distributed import get_client
+
+    try:
+        return get_client()
+    except ValueError:  # no client
+        return None
+
+
+def fold_client(template, refit_every: int):
+    """The client whose workers fit a backtest's folds, or None to fit them in process.
+
+    Only folds that do not depend on each other go out: a fresh clone refitted in every fold
+    (``refit=True``), not warm-started from the previous fold's model.
+    """
+    if refit_every != 1 or template.warm_start:
+        return None
+    return active_client()
