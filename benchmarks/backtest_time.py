@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> None:
     summary = result.summary()
     timings = result.timings.set_index("model")
     print(
-        f"mode={args.mode} seed={args.seed} dask_workers={args.dask_workers} windows={result.metrics['cutoff'].nunique()} wall={wall:.1f}s "
+        f"mode={args.mode} seed={args.seed} dask_workers={args.dask_workers} "
+        f"windows={result.metrics['cutoff'].nunique()} wall={wall:.1f}s "
         f"fit={timings.loc['seq2seq', 'fit_seconds']:.1f}s predict={timings.loc['seq2seq', 'predict_seconds']:.1f}s "
         f"mase={summary.loc['seq2seq', 'mean_mase']:.4f} seasonal_naive={summary.loc['seasonal_naive', 'mean_mase']:.4f}"
     )
