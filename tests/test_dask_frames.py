@@ -175,6 +175,8 @@ def test_the_sample_is_sized_to_the_step_budget():
     # 10^5 series of 120 months, the default 1500 x 128 draws: 4 x 192,000 of about 10.8 M windows.
     assert sample_fraction(100_000, 12_000_000, 12, 1500 * 128) == pytest.approx(4 * 192_000 / (108 * 100_000))
     assert sample_fraction(1_000, 120_000, 12, 1500 * 128) == 1.0
+    # 10^6 series: a grown budget's draws (30,000 x 128) would ask for 15 M windows; the sample stops at 2 M.
+    assert sample_fraction(1_000_000, 120_000_000, 12, 30_000 * 128) == pytest.approx(2_000_000 / (108 * 1_000_000))
     ids = pd.Series([f"S{i}" for i in range(20_000)])
     assert in_sample(ids, 0.25).mean() == pytest.approx(0.25, abs=0.02)
     assert in_sample(ids, 1.0).all()

@@ -3,11 +3,12 @@
 Training never reads more than ``max_steps x batch_size`` windows (with the default budget, 1500 x 128 =
 192,000 up to 250,000 windows, growing as their square root beyond: ``default_max_steps``), drawn at random
 from the training windows. So the model is fitted on a sample of series holding ``SAMPLE_DRAWS`` times that
-many windows, with the whole panel's budget: each window of the sample is then drawn about a quarter of a
-time, and about 88% of the draws are windows not drawn before (against all of them on the full panel). Each
-series is kept or left whole, by a hash of its id (as text), so the sample is the same on every run, and every
-worker filters its own partitions: only the sample reaches the client, which fits it with the pandas ``fit``.
-A panel whose windows are fewer than that is fitted whole.
+many windows (at most ``MAX_SAMPLE_WINDOWS``, which bounds the client's memory), with the whole panel's
+budget: with the default cap, each window of the sample is then drawn about a quarter of a time, and about 88%
+of the draws are windows not drawn before (against all of them on the full panel). Each series is kept or left
+whole, by a hash of its id (as text), so the sample is the same on every run, and every worker filters its own
+partitions: only the sample reaches the client, which fits it with the pandas ``fit``. A panel whose windows
+are fewer than that is fitted whole.
 
 The covariate scalers and static categories are then learnt from the sample; a series outside it is
 forecast as any series unseen in training is.
@@ -28,6 +29,9 @@ __all__ = ["fit_dask", "sample_fraction", "in_sample"]
 
 # Windows in the sample per window that training draws.
 SAMPLE_DRAWS = 4
+# The most windows a sample holds, whatever the budget: about 20,000 series of 120 months, which a client fits
+# in about 1 GB. Past it (budgets above about 3,900 steps of 128), each window is drawn more than a quarter of a time.
+MAX_SAMPLE_WINDOWS = 2_000_000
 
 
 def estimated_windows(n_series: int, n_rows: int, horizon: int) -> float:
@@ -39,10 +43,11 @@ def estimated_windows(n_series: int, n_rows: int, horizon: int) -> float:
 
 
 def sample_fraction(n_series: int, n_rows: int, horizon: int, draws: int) -> float:
-    """Share of the series to keep: ``SAMPLE_DRAWS x draws`` windows, from an estimate of the panel's windows."""
+    """Share of the series to keep: ``SAMPLE_DRAWS x draws`` windows, at most ``MAX_SAMPLE_WINDOWS``, of the panel's."""
     if n_series <= 0:
         return 1.0
-    return float(min(1.0, SAMPLE_DRAWS * draws / estimated_windows(n_series, n_rows, horizon)))
+    wanted = min(SAMPLE_DRAWS * draws, MAX_SAMPLE_WINDOWS)
+    return float(min(1.0, wanted / estimated_windows(n_series, n_rows, horizon)))
 
 
 def in_sample(ids: pd.Series, fraction: float) -> np.ndarray:
