@@ -137,8 +137,10 @@ def backtest(
     scored in one forward pass). With ``model.warm_start`` each refit continues from the
     previous fold's model instead of a fresh clone. ``window="sliding"`` keeps the first
     fold's history length in every fold. MASE scales come from each fold's training data.
-    ``n_jobs`` parallelises the statsforecast baselines; with an active Dask ``distributed`` client they
-    run on its workers instead (``forecaster.scale.dask_baselines``), with the same forecasts.
+    ``n_jobs`` parallelises the statsforecast baselines. With an active Dask ``distributed`` client the
+    baselines run on its workers instead (``forecaster.scale.dask_baselines``), and so do the refitted
+    folds when they do not depend on each other (``refit=True`` without warm start; one task per fold,
+    ``fold_forecast.fit_and_forecast``), with the same forecasts.
     """
     if not isinstance(model, Seq2SeqForecaster):
         raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")

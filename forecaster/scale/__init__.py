@@ -8,7 +8,7 @@
 - :mod:`forecaster.scale.dask_fit`: ``fit`` of a Dask DataFrame, on a sample of whole series drawn on the
   workers and sized to the step budget.
 - :mod:`forecaster.scale.dask_baselines`: a backtest's statsforecast baselines on the workers of an
-  active Dask client, one group of whole series per task.
+  active Dask client, one group of whole series per task (its refitted folds go there too, one task each).
 - :mod:`forecaster.scale.dispatch`: recognises a Dask DataFrame without importing Dask, so that
   the estimator can route one to the Dask path while Dask stays optional.
 
