@@ -83,6 +83,31 @@ def test_a_frame_indexed_by_series_is_forecast_where_it_lies(client, data, with_
     assert shuffled == []
     keys = ["unique_id", "ds", "ds_history"]
     _same(with_future.explain(df=indexed, future_df=future), with_future.explain(df=df, future_df=future), keys)
+    # partitions that split a series at their boundary (divisions cannot tell): found, and shuffled as any frame
+    import dask
+
+    ordered = df.set_index("unique_id").sort_index()
+    rows = np.flatnonzero(ordered.index == ordered.index.unique()[4])
+    cut = rows[len(rows) // 2]
+    first, second = ordered.iloc[:cut], ordered.iloc[cut:]
+    divisions = [first.index[0], second.index[0], second.index[-1]]
+    split = dd.from_delayed([dask.delayed(first), dask.delayed(second)], meta=ordered.iloc[:0], divisions=divisions)
+    assert dask_frames.indexed_by_series(split, "unique_id") and not dask_frames.whole_series(split)
+    assert dask_frames.whole_series(indexed)
+    _same(with_future.predict(df=split, future_df=future), expected, ["unique_id", "ds"])
+    # a future frame for some of the series only, indexed
+    some = future[future["unique_id"].isin(df["unique_id"].unique()[2:9])]
+    some_indexed = dd.from_pandas(some.set_index("unique_id").sort_index(), npartitions=2)
+    part = df[df["unique_id"].isin(some["unique_id"])]
+    part_indexed = dd.from_pandas(part.set_index("unique_id").sort_index(), npartitions=2)
+    _same(
+        with_future.predict(df=part_indexed, future_df=some_indexed),
+        with_future.predict(df=part, future_df=some),
+        ["unique_id", "ds"],
+    )
+    with pytest.raises(ValueError, match="not in the history"):  # a future beyond the history's ids: the pandas error
+        with_future.predict(df=part_indexed, future_df=future_indexed).compute()
+    shuffled.clear()
     # an indexed future with a history that is not: keyed like the history
     _same(with_future.predict(df=dd.from_pandas(df, npartitions=3), future_df=future_indexed), expected, ["unique_id", "ds"])
     assert shuffled
@@ -190,12 +215,17 @@ def test_a_sample_trains_with_the_whole_panels_step_budget(data, monkeypatch):
     df, _ = data
     seen = []
     monkeypatch.setattr(dask_fit, "default_max_steps", lambda windows, batch: 1234)
+    monkeypatch.setattr(dask_fit, "sample_fraction", lambda *args: 0.5)
     monkeypatch.setattr(Seq2SeqForecaster, "fit", lambda self, frame: seen.append(self.max_steps) or self)
     model = fast_model(max_steps=None)
     fit_dask(model, dd.from_pandas(df, npartitions=2))
     assert seen == [1234] and model.max_steps is None
     fit_dask(fast_model(max_steps=7), dd.from_pandas(df, npartitions=2))
     assert seen[-1] == 7
+    # a share the caller chose, or a warm start: the pandas fit's own budget
+    fit_dask(fast_model(max_steps=None), dd.from_pandas(df, npartitions=2), fraction=0.5)
+    fit_dask(fast_model(max_steps=None, warm_start=True), dd.from_pandas(df, npartitions=2))
+    assert seen[-2:] == [None, None]
     from forecaster.scale.dask_fit import _counts
 
     plain, indexed = dd.from_pandas(df, npartitions=3), dd.from_pandas(df.set_index("unique_id").sort_index(), npartitions=3)
@@ -251,14 +281,14 @@ def test_pandas_frames_never_take_the_dask_path(data, with_future):
 def test_backtest_baselines_run_on_the_workers_of_an_active_client(client, data, monkeypatch):
     """The same baseline forecasts as in process, computed by tasks on the cluster's workers."""
     from forecaster import backtest
-    from forecaster.scale import dask_baselines
+    from forecaster.evaluation import backtest as backtest_module
 
     df, _ = data
     options = dict(n_windows=2, baselines=("seasonal_naive", "auto_ets"), progress=False)
     with distributed.get_task_stream(client) as stream:
         spread = backtest(fast_model(), df, **options)
     assert any("run_baselines" in str(task["key"]) for task in stream.data)
-    monkeypatch.setattr(dask_baselines, "active_client", lambda: None)
+    monkeypatch.setattr(backtest_module, "active_client", lambda: None)
     with distributed.get_task_stream(client) as stream:
         local = backtest(fast_model(), df, **options)
     assert not any("run_baselines" in str(task["key"]) for task in stream.data)
@@ -274,7 +304,7 @@ def test_backtest_baselines_run_on_the_workers_of_an_active_client(client, data,
 def test_backtest_folds_are_fitted_on_the_workers_of_an_active_client(client, data, monkeypatch):
     """Refitted folds are independent: each is a task on the cluster, with the same forecasts as in process."""
     from forecaster import backtest
-    from forecaster.scale import dispatch
+    from forecaster.evaluation import backtest as backtest_module
 
     df, _ = data
     options = dict(n_windows=2, baselines=("seasonal_naive",), progress=False)
@@ -285,8 +315,12 @@ def test_backtest_folds_are_fitted_on_the_workers_of_an_active_client(client, da
         backtest(fast_model(), df, refit=2, **options)  # the second fold reuses the first's model: in process
         backtest(fast_model(warm_start=True), df, **options)
     assert not any("fit_and_forecast" in str(task["key"]) for task in stream.data)
-    monkeypatch.setattr(dispatch, "active_client", lambda: None)
-    local = backtest(fast_model(), df, **options)
+    monkeypatch.setattr(backtest_module, "active_client", lambda: None)  # folds and baselines in process
+    with distributed.get_task_stream(client) as stream:
+        local = backtest(fast_model(), df, **options)
+    assert not stream.data
     pd.testing.assert_frame_equal(spread.forecasts, local.forecasts)
     pd.testing.assert_frame_equal(spread.metrics, local.metrics)
     pd.testing.assert_frame_equal(spread.attention, local.attention)
+    assert spread.settings["occlusion"] == local.settings["occlusion"]
+    assert spread.settings["blend_weights"] == local.settings["blend_weights"]

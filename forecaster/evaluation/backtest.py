@@ -19,17 +19,17 @@ from sklearn.base import clone
 
 from ..data.frequency import infer_offset, normalise_freq, season_length_for
 from ..data.panel import Panel, check_calendar_span
-from ..data.roles import CovariateRoles, LeakageError
+from ..data.roles import LeakageError
 from ..data.scaling import mase_scale, naive_error_table
 from ..data.validation import Columns, clean_history
 from ..estimator import Seq2SeqForecaster
 from ..model.inference import Forecast, model_panel, state_units, target_values
 from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
-from ..scale.dispatch import fold_client
+from ..scale.dispatch import active_client, fold_client
 from .baselines import BASELINES, run_baselines
 from .faithfulness import occlusion
-from .fold_forecast import check_origins, fit_and_forecast
+from .fold_forecast import check_origins, fold_data, guard_fold, submit_folds
 from .metrics import quantile_columns, score_forecasts, score_quantiles
 from .progress import Progress
 from .result import BacktestResult
@@ -38,48 +38,6 @@ from .splits import Fold, rolling_origins
 MODEL_NAME = "seq2seq"
 
 __all__ = ["BacktestResult", "backtest", "fold_data", "guard_fold"]
-
-
-def fold_data(
-    frame: pd.DataFrame, fold: Fold, columns: Columns, roles: CovariateRoles
-) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The fold's training rows (``ds <= cutoff``) and its future-known covariates for the horizon."""
-    part = frame[frame[columns.id].isin(fold.cutoffs.index)]
-    ids, times = part[columns.id], part[columns.time]
-    cut = ids.map(fold.cutoffs)
-    in_train = times <= cut
-    if fold.history_starts is not None:
-        in_train &= times >= ids.map(fold.history_starts)
-    train = part.loc[in_train.to_numpy()]
-    if not roles.future:
-        return train, None
-    in_horizon = (times > cut) & (times <= ids.map(fold.horizon_ends))
-    return train, part.loc[in_horizon.to_numpy(), [columns.id, columns.time, *roles.future]]
-
-
-def guard_fold(train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, columns: Columns, roles: CovariateRoles) -> None:
-    """Refuse a fold whose training data or future frame reaches past its cutoff.
-
-    Raises:
-        LeakageError: a training row is dated after its series' cutoff, or the future
-            frame carries the target, a past covariate, or a row outside the horizon.
-    """
-    late = train[columns.time].to_numpy() > train[columns.id].map(fold.cutoffs).to_numpy()
-    if late.any():
-        row = train.loc[late].iloc[0]
-        raise LeakageError(
-            f"Fold {fold.index}: series {row[columns.id]!r} has training data at {row[columns.time]}, after its cutoff."
-        )
-    if future is None:
-        return
-    leaked = [c for c in (columns.target, *roles.past) if c in future.columns]
-    if leaked:
-        raise LeakageError(f"Fold {fold.index}: the future frame carries {leaked}.")
-    cut = future[columns.id].map(fold.cutoffs).to_numpy()
-    end = future[columns.id].map(fold.horizon_ends).to_numpy()
-    times = future[columns.time].to_numpy()
-    if ((times <= cut) | (times > end)).any():
-        raise LeakageError(f"Fold {fold.index}: the future frame has rows outside the fold's horizon.")
 
 
 def _check_not_fitted_past(model: Seq2SeqForecaster, first: Fold) -> None:
@@ -168,23 +126,20 @@ def backtest(
     seconds = {"fit": 0.0, "predict": 0.0}
     fitted, last = None, None
     report = Progress(progress, len(folds), "backtest")
-    client = fold_client(template, refit_every)  # independent folds go to an active Dask client's workers
-    jobs = []
+    client = active_client()  # baselines, and independent folds, go to an active Dask client's workers
+    jobs = submit_folds(fold_client(client, template, refit_every), template, frame, folds, columns, roles)
     for fold in report.folds(folds):
         train, future = fold_data(frame, fold, columns, roles)
         guard_fold(train, future, fold, columns, roles)
         skipped += [{"unique_id": uid, "fold": fold.index, "reason": why} for uid, why in fold.skipped.items()]
-        panel = None
-        if client is not None:
-            report.step(f"fitting and forecasting seq2seq on {train[columns.id].nunique()} series on the Dask cluster")
-            jobs.append(client.submit(fit_and_forecast, template, train, future, fold, pure=False))
-        elif fitted is None or (refit_every and fold.index % refit_every == 0):
+        panel, in_process = None, not jobs  # or fitted and forecast on the cluster, gathered below
+        if in_process and (fitted is None or (refit_every and fold.index % refit_every == 0)):
             tick = time.perf_counter()
             fitted = fitted if (fitted is not None and template.warm_start) else clone(template)
             report.step(f"fitting seq2seq on {train[columns.id].nunique()} series")
             panel = fitted._fit_frame(train, None)
             seconds["fit"] += time.perf_counter() - tick
-        if client is None and (refit_every or window == "sliding"):  # from the fold's own panel, its cutoffs as origins
+        if in_process and (refit_every or window == "sliding"):  # from the fold's own panel, its cutoffs as origins
             tick = time.perf_counter()
             report.step("forecasting (network and statistical partners)")
             panel = fitted._with_future(panel if panel is not None else _panel(fitted, train, columns), future)
@@ -196,10 +151,16 @@ def backtest(
             seconds["predict"] += time.perf_counter() - tick
         levels = () if model.quantiles is None else tuple(model.quantiles)
         baseline_frames.append(
-            _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds, levels, report)
+            _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds, levels, report, client)
         )
-    for job in jobs:  # the folds fitted on the cluster, in order
-        done = job.result()
+    if jobs:
+        report.step(f"gathering {len(jobs)} folds fitted on the Dask cluster")
+    for index, job in enumerate(jobs):  # in fold order
+        try:
+            done = job.result()
+        except BaseException:
+            client.cancel(jobs[index + 1 :])
+            raise
         fitted, last = done.fitted, (done.panel, done.forecast)
         predictions.append(_label(*last, fitted, model))
         scales.append(_scales(*last, fitted, season))
@@ -338,16 +299,26 @@ def _scales(panel: Panel, forecast: Forecast, fitted: Seq2SeqForecaster, season:
 
 
 def _baselines(
-    train, fold, horizon, offset, season, baselines, n_jobs, columns: Columns, seconds: dict, quantiles=(), report=None
+    train,
+    fold,
+    horizon,
+    offset,
+    season,
+    baselines,
+    n_jobs,
+    columns: Columns,
+    seconds: dict,
+    quantiles=(),
+    report=None,
+    client=None,
 ):
     """The fold's statsforecast forecasts, one baseline at a time so that each one's time is its own.
 
     With an active Dask client, each baseline runs on its workers, one group of whole series per task
     (``forecaster.scale.dask_baselines``); the forecasts are the same.
     """
-    from ..scale.dask_baselines import active_client, cluster_baselines
+    from ..scale.dask_baselines import cluster_baselines
 
-    client = active_client()
     frames = []
     for name in baselines:
         if report is not None:

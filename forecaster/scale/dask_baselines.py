@@ -14,9 +14,8 @@ import functools
 import pandas as pd
 
 from ..evaluation.baselines import run_baselines
-from .dispatch import active_client
 
-__all__ = ["active_client", "cluster_baselines"]
+__all__ = ["cluster_baselines"]
 
 # Groups of series per worker: a few, so a slow group (long series, AutoETS's harder fits) does not hold up the rest.
 GROUPS_PER_WORKER = 4

@@ -93,16 +93,17 @@ def fit_dask(model, df, fraction: float | None = None):
         raise ValueError(f"`fraction` must be in (0, 1], got {fraction!r}.")
     id_col = model.id_col
     indexed = df.index.name == id_col and id_col not in df.columns  # indexed by series, as read from Parquet
-    whole_series = indexed and df.known_divisions  # each series in one partition
-    if indexed:  # the id back as a column, partition by partition (a frame-wide reset_index may gather them)
-        df = df.map_partitions(pd.DataFrame.reset_index, meta=df._meta.reset_index())
+    sized, whole = fraction is None, False
+    if indexed:
+        from .dask_frames import flat, indexed_by_series, whole_series
+
+        whole = sized and indexed_by_series(df, id_col) and whole_series(df)  # then counted per partition
+        df = flat(df)
     if id_col not in df.columns:
         raise ValueError(f"`df` lacks column(s) {[id_col]}.")
-    steps = model.max_steps
-    if fraction is None or steps is None:
-        n_rows, n_series = _counts(df, id_col, whole_series)
-        steps = steps or default_max_steps(estimated_windows(n_series, n_rows, model.horizon), model.batch_size)
-    if fraction is None:
+    if sized:
+        n_rows, n_series = _counts(df, id_col, whole)
+        steps = model.max_steps or default_max_steps(estimated_windows(n_series, n_rows, model.horizon), model.batch_size)
         fraction = sample_fraction(n_series, n_rows, model.horizon, steps * model.batch_size)
     sample = df.map_partitions(_keep, id_col, fraction, meta=df._meta).compute()
     if sample.empty:
@@ -115,8 +116,8 @@ def fit_dask(model, df, fraction: float | None = None):
             UserWarning,
             stacklevel=3,
         )
-    if model.max_steps is not None:
-        return model.fit(sample)
+    if not sized or fraction >= 1.0 or model.max_steps is not None or model.warm_start:
+        return model.fit(sample)  # the whole panel, a share the caller chose, given steps, or a warm start's budget
     model.set_params(max_steps=steps)  # the whole panel's budget, not the sample's
     try:
         return model.fit(sample)

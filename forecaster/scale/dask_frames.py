@@ -67,20 +67,36 @@ def by_series(frame: dd.DataFrame, id_col: str, npartitions: int) -> dd.DataFram
 
 
 def indexed_by_series(frame: dd.DataFrame, id_col: str) -> bool:
-    """Whether ``frame`` already holds each series in one partition: indexed by the id, with known divisions.
-
-    Divisions are distinct, so an id lies in exactly one partition; a frame read with
-    ``dd.read_parquet(folder, index=id_col, calculate_divisions=True)`` from files sorted by id is one.
-    Such a frame is forecast where it lies, without a shuffle.
-    """
+    """Whether ``frame`` is indexed by the id with known divisions (as ``dd.read_parquet(folder, index=id_col,
+    calculate_divisions=True)`` reads files sorted by id). Its partitions may still split a series at a
+    boundary (divisions only bound each partition from below): :func:`whole_series` checks."""
     return frame.index.name == id_col and id_col not in frame.columns and frame.known_divisions
+
+
+def _ends(part: pd.DataFrame) -> pd.DataFrame:
+    index = part.index
+    return pd.DataFrame({"first": index[:1], "last": index[-1:]}) if len(index) else pd.DataFrame({"first": [], "last": []})
+
+
+def whole_series(frame: dd.DataFrame) -> bool:
+    """Whether every series of an id-indexed frame lies in one partition: each partition's ids (sorted) end before
+    the next partition's begin. Reads the frame once, partition by partition, keeping only the two end ids of each."""
+    meta = pd.DataFrame({"first": pd.Series(dtype=frame.index.dtype), "last": pd.Series(dtype=frame.index.dtype)})
+    ends = frame.map_partitions(_ends, meta=meta).compute()
+    return bool((ends["last"].to_numpy()[:-1] < ends["first"].to_numpy()[1:]).all())
+
+
+def flat(frame: dd.DataFrame) -> dd.DataFrame:
+    """An id-indexed frame with the id back as a column, partition by partition (a frame-wide ``reset_index``
+    may gather partitions)."""
+    return frame.map_partitions(pd.DataFrame.reset_index, meta=frame._meta.reset_index())
 
 
 def _on_divisions(frame: dd.DataFrame, id_col: str, divisions: tuple) -> dd.DataFrame:
     """``frame`` indexed by the id and split at ``divisions`` (partition ``k`` of it pairs with ``k`` of the history)."""
-    if not indexed_by_series(frame, id_col):
-        frame = frame.set_index(id_col, divisions=list(divisions))
-    return frame.repartition(divisions=list(divisions)) if frame.divisions != tuple(divisions) else frame
+    if frame.index.name == id_col and id_col not in frame.columns:
+        frame = flat(frame)
+    return frame.set_index(id_col, divisions=list(divisions))
 
 
 def output_meta(model, method: str, df_meta: pd.DataFrame, include_padding: bool) -> pd.DataFrame:
@@ -150,7 +166,9 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
             "DataFrame (dask.dataframe.from_pandas) for a Dask result, or `future_df.compute()` for a pandas one."
         )
     id_col, time_col = model.id_col, model.time_col
-    in_place = indexed_by_series(df, id_col)
+    in_place = indexed_by_series(df, id_col) and whole_series(df)
+    if df.index.name == id_col and id_col not in df.columns and not in_place:  # a series split: shuffle as any frame
+        df = flat(df)
     missing = [name for name in (id_col, time_col) if name not in df.columns and not (in_place and name == id_col)]
     if missing:
         raise ValueError(f"`df` lacks column(s) {missing}.")
@@ -168,7 +186,7 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
             future_df = dd.from_pandas(future_df, npartitions=npartitions, sort=False)
         future_in_place = indexed_by_series(future_df, id_col)
         if future_in_place and not in_place:  # keyed by its id column like the history
-            future_df, future_in_place = future_df.reset_index(), False
+            future_df, future_in_place = flat(future_df), False
         missing = [
             name for name in (id_col, time_col) if name not in future_df.columns and not (future_in_place and name == id_col)
         ]
