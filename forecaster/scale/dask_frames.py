@@ -75,12 +75,14 @@ def indexed_by_series(frame: dd.DataFrame, id_col: str) -> bool:
 
 def _ends(part: pd.DataFrame) -> pd.DataFrame:
     index = part.index
-    return pd.DataFrame({"first": index[:1], "last": index[-1:]}) if len(index) else pd.DataFrame({"first": [], "last": []})
+    return (
+        pd.DataFrame({"first": [index.min()], "last": [index.max()]}) if len(index) else pd.DataFrame({"first": [], "last": []})
+    )
 
 
 def whole_series(frame: dd.DataFrame) -> bool:
-    """Whether every series of an id-indexed frame lies in one partition: each partition's ids (sorted) end before
-    the next partition's begin. Reads the frame once, partition by partition, keeping only the two end ids of each."""
+    """Whether every series of an id-indexed frame lies in one partition: each partition's largest id comes before
+    the next partition's smallest. Reads the frame once, partition by partition, keeping two ids of each."""
     meta = pd.DataFrame({"first": pd.Series(dtype=frame.index.dtype), "last": pd.Series(dtype=frame.index.dtype)})
     ends = frame.map_partitions(_ends, meta=meta).compute()
     return bool((ends["last"].to_numpy()[:-1] < ends["first"].to_numpy()[1:]).all())
