@@ -226,14 +226,16 @@ def test_a_sample_trains_with_the_whole_panels_step_budget(data, monkeypatch):
     fit_dask(fast_model(max_steps=None), dd.from_pandas(df, npartitions=2), fraction=0.5)
     fit_dask(fast_model(max_steps=None, warm_start=True), dd.from_pandas(df, npartitions=2))
     assert seen[-2:] == [None, None]
-    from forecaster.scale.dask_fit import _counts
+    from forecaster.scale.dask_frames import partition_summary, whole_series
 
-    plain, indexed = dd.from_pandas(df, npartitions=3), dd.from_pandas(df.set_index("unique_id").sort_index(), npartitions=3)
-    flat = indexed.map_partitions(pd.DataFrame.reset_index, meta=indexed._meta.reset_index())
-    expected = (len(df), df["unique_id"].nunique())
-    assert _counts(plain, "unique_id", False) == _counts(flat, "unique_id", True) == expected
+    indexed = dd.from_pandas(df.set_index("unique_id").sort_index(), npartitions=3)
+    summary = partition_summary(indexed)  # the indexed frame's rows and series, counted in the whole-series read
+    assert whole_series(indexed, summary) and len(summary) == 3
+    assert (summary["rows"].sum(), summary["series"].sum()) == (len(df), df["unique_id"].nunique())
+    windows = []
+    monkeypatch.setattr(dask_fit, "estimated_windows", lambda *counts: windows.append(counts) or 1e6)
     fit_dask(fast_model(max_steps=None), indexed)
-    assert seen[-1] == 1234
+    assert seen[-1] == 1234 and windows == [(df["unique_id"].nunique(), len(df), HORIZON)]
 
 
 def test_fit_dask_names_bad_arguments(data):

@@ -145,7 +145,8 @@ def backtest(
             panel = fitted._with_future(panel if panel is not None else _panel(fitted, train, columns), future)
             rows = np.arange(len(panel.ids))
             check_origins(panel, rows, np.full(len(rows), panel.last_col), fold)
-            last = (panel, fitted._forecast(panel, rows, np.full(len(rows), panel.last_col)))
+            account = fold is folds[-1]  # the account, for the report's maps, of the last fold only
+            last = (panel, fitted._forecast(panel, rows, np.full(len(rows), panel.last_col), account=account))
             predictions.append(_label(*last, fitted, model))
             scales.append(_scales(*last, fitted, season))
             seconds["predict"] += time.perf_counter() - tick
@@ -176,11 +177,11 @@ def backtest(
         scales.append(_scales(panel, forecast, fitted, season))
         seconds["predict"] += time.perf_counter() - tick
         final = slice(len(series) - len(folds[-1].cutoffs), None)
-        account = None if forecast.account is None else forecast.account.take(final)
-        last = (panel, Forecast(series[final], origins[final], forecast.quantiles[final], forecast.attention[final], account))
-
-    if last[1].account is None and fitted._accountable():  # the state design's account, for the last fold only
-        last = (last[0], fitted._forecast(last[0], last[1].series, last[1].origins, account=True))
+        if forecast.account is None and fitted._accountable():  # the state design's account: the last fold's windows
+            last = (panel, fitted._forecast(panel, series[final], origins[final], account=True))
+        else:
+            account = None if forecast.account is None else forecast.account.take(final)
+            last = (panel, Forecast(series[final], origins[final], forecast.quantiles[final], forecast.attention[final], account))
     keys = [columns.id, "cutoff", columns.time]
     forecasts = pd.concat(predictions, ignore_index=True)
     baseline_frames = [b for b in baseline_frames if b is not None]

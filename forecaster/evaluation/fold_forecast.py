@@ -34,8 +34,10 @@ class FoldForecast:
     predict_seconds: float
 
 
-def fit_and_forecast(template: Seq2SeqForecaster, train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold) -> FoldForecast:
-    """A clone of ``template`` fitted on ``train`` and its forecast from every series' cutoff in ``fold``."""
+def fit_and_forecast(
+    template: Seq2SeqForecaster, train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, account: bool = False
+) -> FoldForecast:
+    """A clone of ``template`` fitted on ``train``, forecast from every series' cutoff in ``fold`` (``account``: with it)."""
     tick = time.perf_counter()
     fitted = clone(template)
     panel = fitted._fit_frame(train, None)
@@ -44,7 +46,7 @@ def fit_and_forecast(template: Seq2SeqForecaster, train: pd.DataFrame, future: p
     panel = fitted._with_future(panel, future)
     rows = np.arange(len(panel.ids))
     check_origins(panel, rows, np.full(len(rows), panel.last_col), fold)
-    forecast = fitted._forecast(panel, rows, np.full(len(rows), panel.last_col))
+    forecast = fitted._forecast(panel, rows, np.full(len(rows), panel.last_col), account=account)
     return FoldForecast(fitted, panel, forecast, fit_seconds, time.perf_counter() - tick)
 
 
@@ -111,5 +113,5 @@ def submit_folds(client, template, frame, folds, columns, roles) -> list:
     for fold in folds:
         train, future = fold_data(frame, fold, columns, roles)
         guard_fold(train, future, fold, columns, roles)
-        jobs.append(client.submit(fit_and_forecast, template, train, future, fold, pure=False))
+        jobs.append(client.submit(fit_and_forecast, template, train, future, fold, fold is folds[-1], pure=False))
     return jobs

@@ -58,19 +58,6 @@ def in_sample(ids: pd.Series, fraction: float) -> np.ndarray:
     return pd.util.hash_array(text) < np.uint64(min(fraction, 1.0) * 2.0**64)
 
 
-def _count(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
-    return pd.DataFrame({"rows": [len(part)], "series": [part[id_col].nunique()]})
-
-
-def _counts(df, id_col: str, whole_series: bool) -> tuple[int, int]:
-    """Rows and series of ``df``; with ``whole_series`` (each series in one partition) summed over the partitions."""
-    if whole_series:
-        counts = df.map_partitions(_count, id_col, meta={"rows": "int64", "series": "int64"}).compute().sum()
-        return int(counts["rows"]), int(counts["series"])
-    n_rows, n_series = dask.compute(df.shape[0], df[id_col].nunique())
-    return int(n_rows), int(n_series)
-
-
 def _keep(part: pd.DataFrame, id_col: str, fraction: float) -> pd.DataFrame:
     return part.loc[in_sample(part[id_col], fraction)]
 
@@ -93,16 +80,19 @@ def fit_dask(model, df, fraction: float | None = None):
         raise ValueError(f"`fraction` must be in (0, 1], got {fraction!r}.")
     id_col = model.id_col
     indexed = df.index.name == id_col and id_col not in df.columns  # indexed by series, as read from Parquet
-    sized, whole = fraction is None, False
+    sized, counts = fraction is None, None
     if indexed:
-        from .dask_frames import flat, indexed_by_series, whole_series
+        from .dask_frames import flat, indexed_by_series, partition_summary, whole_series
 
-        whole = sized and indexed_by_series(df, id_col) and whole_series(df)  # then counted per partition
+        if sized and indexed_by_series(df, id_col):  # whole series per partition: counted in the same read
+            summary = partition_summary(df)
+            if whole_series(df, summary):
+                counts = int(summary["rows"].sum()), int(summary["series"].sum())
         df = flat(df)
     if id_col not in df.columns:
         raise ValueError(f"`df` lacks column(s) {[id_col]}.")
     if sized:
-        n_rows, n_series = _counts(df, id_col, whole)
+        n_rows, n_series = counts or (int(n) for n in dask.compute(df.shape[0], df[id_col].nunique()))
         steps = model.max_steps or default_max_steps(estimated_windows(n_series, n_rows, model.horizon), model.batch_size)
         fraction = sample_fraction(n_series, n_rows, model.horizon, steps * model.batch_size)
     sample = df.map_partitions(_keep, id_col, fraction, meta=df._meta).compute()

@@ -73,18 +73,24 @@ def indexed_by_series(frame: dd.DataFrame, id_col: str) -> bool:
     return frame.index.name == id_col and id_col not in frame.columns and frame.known_divisions
 
 
-def _ends(part: pd.DataFrame) -> pd.DataFrame:
+def _summary(part: pd.DataFrame) -> pd.DataFrame:
     index = part.index
-    return (
-        pd.DataFrame({"first": [index.min()], "last": [index.max()]}) if len(index) else pd.DataFrame({"first": [], "last": []})
-    )
+    if not len(index):
+        return pd.DataFrame({"first": [], "last": [], "rows": [], "series": []})
+    return pd.DataFrame({"first": [index.min()], "last": [index.max()], "rows": [len(index)], "series": [index.nunique()]})
 
 
-def whole_series(frame: dd.DataFrame) -> bool:
+def partition_summary(frame: dd.DataFrame) -> pd.DataFrame:
+    """Per non-empty partition of an id-indexed frame: its smallest and largest id, rows and series (one read)."""
+    ids = pd.Series(dtype=frame.index.dtype)
+    meta = pd.DataFrame({"first": ids, "last": ids, "rows": pd.Series(dtype="int64"), "series": pd.Series(dtype="int64")})
+    return frame.map_partitions(_summary, meta=meta).compute()
+
+
+def whole_series(frame: dd.DataFrame, summary: pd.DataFrame | None = None) -> bool:
     """Whether every series of an id-indexed frame lies in one partition: each partition's largest id comes before
-    the next partition's smallest. Reads the frame once, partition by partition, keeping two ids of each."""
-    meta = pd.DataFrame({"first": pd.Series(dtype=frame.index.dtype), "last": pd.Series(dtype=frame.index.dtype)})
-    ends = frame.map_partitions(_ends, meta=meta).compute()
+    the next partition's smallest. Reads the frame once (:func:`partition_summary`) unless given its summary."""
+    ends = partition_summary(frame) if summary is None else summary
     return bool((ends["last"].to_numpy()[:-1] < ends["first"].to_numpy()[1:]).all())
 
 
