@@ -15,7 +15,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .data.features import fit_features
+from .data.features import FeatureSpec, fit_features
 from .data.frequency import infer_offset, normalise_freq
 from .data.panel import Panel, with_future
 from .data.roles import CovariateRoles
@@ -27,7 +27,7 @@ from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
 from .model.params import blend_weights, changed_since_fit, check_params, resolve_device, resolve_units, training_quantiles
 from .model.state import FittedState
-from .model.warm_start import extend_features, warm_start_state, widen_static_inputs
+from .model.warm_start import extend_features, extend_spec, warm_start_state, widen_static_inputs
 from .scale.dispatch import is_dask_frame
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
@@ -206,12 +206,22 @@ class Seq2SeqForecaster(BaseEstimator):
         self._fit_frame(frame, tz)
         return self
 
-    def _fit_frame(self, frame: pd.DataFrame, tz: str | None, train_members: MemberTrainer | None = None) -> Panel:
+    def _fit_frame(
+        self,
+        frame: pd.DataFrame,
+        tz: str | None,
+        train_members: MemberTrainer | None = None,
+        features: FeatureSpec | None = None,
+        n_windows: int | None = None,
+    ) -> Panel:
         """Fit on a frame that ``clean_history`` already validated; returns the panel the fit built.
 
         The backtest calls this once per refitted fold, then forecasts from the same panel.
         ``train_members(job, seeds, initial)`` trains the members instead of ``fit_members``
         (``forecaster.scale.distributed`` passes one that trains each across processes).
+        ``features`` and ``n_windows``: the covariate encodings and training windows of a whole panel
+        of which ``frame`` is a sample (``forecaster.scale.dask_stream`` streams the training windows from
+        every partition and fits the rest on the sample); by default both come from ``frame``.
         """
         check_params(self.get_params())
         columns, roles = self._columns(), self._roles()
@@ -221,8 +231,11 @@ class Seq2SeqForecaster(BaseEstimator):
         quantiles = training_quantiles(self.quantiles)
         previous = warm_start_state(self, roles, offset.freqstr, quantiles, units) if self.warm_start else None
         if previous is not None:
-            features = extend_features(previous.features, frame, columns.id, roles)
-        else:
+            if features is None:
+                features = extend_features(previous.features, frame, columns.id, roles)
+            else:  # the whole panel's encodings: keep the trained scalings, append its new categories
+                features = extend_spec(previous.features, features)
+        elif features is None:
             features = fit_features(frame, columns.id, roles)
         panel = model_panel(frame, columns, roles, features, offset, self.horizon, units, fill_gaps=self.fill_gaps)
         short = panel.length < self.horizon
@@ -239,7 +252,8 @@ class Seq2SeqForecaster(BaseEstimator):
                 widen_static_inputs(member.state_dict(), previous.features, features, roles.static)
                 for member in self.network_.members
             ]
-        job = training_job(panel, roles, config, quantiles, device, season, self.get_params(), warm=initial is not None)
+        warm = initial is not None
+        job = training_job(panel, roles, config, quantiles, device, season, self.get_params(), warm, n_windows)
         seeds = [self.random_state + k for k in range(self.n_models)]
         if train_members is None:
             results = fit_members(job, seeds, self.n_jobs, initial)

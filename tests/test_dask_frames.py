@@ -11,9 +11,9 @@ from conftest import fast_model, future_frame
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from forecaster import Seq2SeqForecaster  # noqa: E402
 from forecaster.datasets import make_panel  # noqa: E402
-from forecaster.scale.dask_fit import fit_dask, in_sample, sample_fraction  # noqa: E402
+from forecaster.scale import dask_fit  # noqa: E402
+from forecaster.scale.dask_fit import estimated_windows, fit_dask, in_sample  # noqa: E402
 from forecaster.scale.dask_frames import by_series, series_partition  # noqa: E402
 from forecaster.scale.dispatch import is_dask_frame  # noqa: E402
 from forecaster.scale.distributed import fit_distributed  # noqa: E402
@@ -196,46 +196,80 @@ def test_fit_on_a_sample_of_series_drawn_on_the_workers(client, data):
         assert _same_weights(fit_dask(fast_model(), indexed, fraction=0.5), lazy)
 
 
-def test_the_sample_is_sized_to_the_step_budget():
-    # 10^5 series of 120 months, the default 1500 x 128 draws: 4 x 192,000 of about 10.8 M windows.
-    assert sample_fraction(100_000, 12_000_000, 12, 1500 * 128) == pytest.approx(4 * 192_000 / (108 * 100_000))
-    assert sample_fraction(1_000, 120_000, 12, 1500 * 128) == 1.0
-    # 10^6 series: a grown budget's draws (30,000 x 128) would ask for 15 M windows; the sample stops at 2 M.
-    assert sample_fraction(1_000_000, 120_000_000, 12, 30_000 * 128) == pytest.approx(2_000_000 / (108 * 1_000_000))
+def test_the_sample_keeps_a_share_of_the_series_by_their_ids():
     ids = pd.Series([f"S{i}" for i in range(20_000)])
     assert in_sample(ids, 0.25).mean() == pytest.approx(0.25, abs=0.02)
     assert in_sample(ids, 1.0).all()
     np.testing.assert_array_equal(in_sample(ids.astype("category"), 0.3), in_sample(ids, 0.3))
+    assert estimated_windows(100_000, 12_000_000, 12) == 10_800_000
 
 
-def test_a_sample_trains_with_the_whole_panels_step_budget(data, monkeypatch):
-    """The sample's own (smaller) window count would give a smaller budget; the panel's is used, then restored."""
-    from forecaster.scale import dask_fit
+@pytest.fixture()
+def streamed(monkeypatch):
+    """Panels above a few hundred windows train on windows streamed from the workers."""
+    monkeypatch.setattr(dask_fit, "ANCHOR_WINDOWS", 150)
 
-    df, _ = data
-    seen = []
-    monkeypatch.setattr(dask_fit, "default_max_steps", lambda windows, batch: 1234)
-    monkeypatch.setattr(dask_fit, "sample_fraction", lambda *args: 0.5)
-    monkeypatch.setattr(Seq2SeqForecaster, "fit", lambda self, frame: seen.append(self.max_steps) or self)
-    model = fast_model(max_steps=None)
-    fit_dask(model, dd.from_pandas(df, npartitions=2))
-    assert seen == [1234] and model.max_steps is None
-    fit_dask(fast_model(max_steps=7), dd.from_pandas(df, npartitions=2))
-    assert seen[-1] == 7
-    # a share the caller chose, or a warm start: the pandas fit's own budget
-    fit_dask(fast_model(max_steps=None), dd.from_pandas(df, npartitions=2), fraction=0.5)
-    fit_dask(fast_model(max_steps=None, warm_start=True), dd.from_pandas(df, npartitions=2))
-    assert seen[-2:] == [None, None]
-    from forecaster.scale.dask_frames import partition_summary, whole_series
 
+def _rare_category(df: pd.DataFrame) -> tuple[pd.DataFrame, object]:
+    """``df`` with a static category that only a series outside the client's sample holds."""
+    ids = pd.Series(df["unique_id"].unique())
+    share = dask_fit.ANCHOR_WINDOWS / estimated_windows(len(ids), len(df), HORIZON)
+    outside = ids[~in_sample(ids, share)].iloc[-1]
+    df = df.copy()
+    df["group"] = df["group"].astype(object)
+    df.loc[df["unique_id"] == outside, "group"] = "rare"
+    return df, outside
+
+
+def test_fit_streams_windows_of_every_series_from_the_workers(client, data, streamed):
+    df, future = data
+    df, outside = _rare_category(df)
+    n_series = df["unique_id"].nunique()
+    model = fast_model(static_covariates=["group"], future_covariates=["promo"], max_steps=60)
+    with pytest.warns(UserWarning, match=rf"trained on windows of all {n_series} series, drawn on the workers"):
+        model.fit(dd.from_pandas(df, npartitions=3))
+    kept = len(model.training_end_)
+    assert 0 < kept < n_series and outside not in model.training_end_.index
+    # the encodings are the whole frame's, not the sample's: the rare category of a series outside it is known
+    assert model.features_.categories["group"] == sorted(df["group"].unique())
+    forecast = model.predict(df=df, future_df=future)
+    assert forecast["unique_id"].nunique() == n_series and np.isfinite(forecast["y_hat"]).all()
+    # repeatable on the same partitions, from an id-indexed frame too (as read from Parquet sorted by id)
+    again = fast_model(static_covariates=["group"], future_covariates=["promo"], max_steps=60)
     indexed = dd.from_pandas(df.set_index("unique_id").sort_index(), npartitions=3)
-    summary = partition_summary(indexed)  # the indexed frame's rows and series, counted in the whole-series read
-    assert whole_series(indexed, summary) and len(summary) == 3
-    assert (summary["rows"].sum(), summary["series"].sum()) == (len(df), df["unique_id"].nunique())
-    windows = []
-    monkeypatch.setattr(dask_fit, "estimated_windows", lambda *counts: windows.append(counts) or 1e6)
-    fit_dask(fast_model(max_steps=None), indexed)
-    assert seen[-1] == 1234 and windows == [(df["unique_id"].nunique(), len(df), HORIZON)]
+    with pytest.warns(UserWarning, match="drawn on the workers"):
+        again.fit(indexed)
+    twice = fast_model(static_covariates=["group"], future_covariates=["promo"], max_steps=60)
+    with pytest.warns(UserWarning, match="drawn on the workers"):
+        twice.fit(indexed)
+    assert _same_weights(again, twice)
+
+
+def test_a_streamed_fit_learns_and_uses_the_whole_panels_budget(client, streamed, monkeypatch):
+    from forecaster.model import fitting
+
+    df, _ = make_panel(n_series=40, length=60, seed=2)
+    budgets = []
+    real = fitting.default_max_steps
+    monkeypatch.setattr(fitting, "default_max_steps", lambda windows, batch: budgets.append(windows) or real(windows, batch))
+    model = fast_model(max_steps=None, hidden_size=32)
+    with pytest.warns(UserWarning, match="drawn on the workers"):
+        model.fit(dd.from_pandas(df, npartitions=4))
+    assert budgets == [estimated_windows(df["unique_id"].nunique(), len(df), HORIZON)]
+    losses = model.train_results_[0].train_loss
+    assert np.mean(losses[-50:]) < 0.8 * np.mean(losses[:20])
+    # accuracy on the last horizon, held out: better than the seasonal-naive forecast
+    history = df.groupby("unique_id").head(60 - HORIZON)
+    actual = df.groupby("unique_id").tail(HORIZON).reset_index(drop=True)
+    fitted = fast_model(max_steps=None, hidden_size=32)
+    with pytest.warns(UserWarning, match="drawn on the workers"):
+        fitted.fit(dd.from_pandas(history, npartitions=4))
+    forecast = fitted.predict(df=history).merge(actual, on=["unique_id", "ds"])
+    naive = history.assign(ds=history["ds"] + pd.DateOffset(months=12))[["unique_id", "ds", "y"]]
+    scored = forecast.merge(naive.rename(columns={"y": "naive"}), on=["unique_id", "ds"]).dropna(subset=["y", "naive"])
+    assert len(scored) > 150
+    naive_error = np.abs(scored["naive"] - scored["y"]).mean()
+    assert np.abs(scored["y_hat"] - scored["y"]).mean() < 0.9 * naive_error
 
 
 def test_fit_dask_names_bad_arguments(data):

@@ -69,6 +69,83 @@ def fit_features(frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> Fea
     return FeatureSpec(numeric, categories)
 
 
+@dataclass(frozen=True)
+class Moments:
+    """Count, mean and sum of squared deviations of a column's finite values: what ``_scaling`` needs, mergeable."""
+
+    count: int
+    mean: float
+    m2: float
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> Moments:
+        finite = values[np.isfinite(values)]
+        if finite.size == 0:
+            return cls(0, 0.0, 0.0)
+        mean = finite.mean()
+        return cls(int(finite.size), float(mean), float(np.sum(np.abs(finite - mean) ** 2)))
+
+    def merge(self, other: Moments) -> Moments:
+        """The moments of both parts together (Chan, Golub and LeVeque's pairwise update)."""
+        if other.count == 0:
+            return self
+        if self.count == 0:
+            return other
+        count = self.count + other.count
+        delta = other.mean - self.mean
+        mean = self.mean + delta * other.count / count
+        return Moments(count, mean, self.m2 + other.m2 + delta * delta * self.count * other.count / count)
+
+    def scaling(self) -> ColumnScaling:
+        if self.count == 0:
+            return ColumnScaling(0.0, 1.0)
+        std = math.sqrt(self.m2 / self.count)
+        return ColumnScaling(self.mean, std if std > 0 else 1.0)
+
+
+@dataclass(frozen=True)
+class FeatureParts:
+    """What one part of a frame (whole series) tells about the covariate encodings; :func:`merge_features` joins parts."""
+
+    numeric: dict[str, Moments]
+    categories: dict[str, frozenset]
+
+
+def feature_parts(frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> FeatureParts:
+    """The covariate statistics of a cleaned frame whose series are whole (a Dask partition of whole series)."""
+    numeric = {name: Moments.of(frame[name].to_numpy(dtype=np.float64)) for name in roles.past + roles.future}
+    categories: dict[str, frozenset] = {}
+    statics = frame.groupby(id_col, sort=False)[list(roles.static)].first() if roles.static else None
+    for name in roles.static:
+        column = statics[name]
+        if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+            numeric[name] = Moments.of(column.to_numpy(dtype=np.float64))
+        else:
+            categories[name] = frozenset(_json_value(v) for v in column.tolist())
+    return FeatureParts(numeric, categories)
+
+
+def merge_features(parts: list[FeatureParts]) -> FeatureSpec:
+    """The encodings :func:`fit_features` learns from the whole frame, from its parts' statistics.
+
+    Means and deviations agree with ``fit_features`` to rounding (they are summed part by part); the
+    categories are the same, in the same order.
+    """
+    if not parts:
+        raise ValueError("No part of the frame to learn the covariate encodings from.")
+    numeric: dict[str, Moments] = {}
+    categories: dict[str, set] = {}
+    for part in parts:
+        for name, moments in part.numeric.items():
+            numeric[name] = numeric[name].merge(moments) if name in numeric else moments
+        for name, values in part.categories.items():
+            categories.setdefault(name, set()).update(values)
+    return FeatureSpec(
+        {name: moments.scaling() for name, moments in numeric.items()},
+        {name: sorted(values, key=lambda v: (str(v), type(v).__name__)) for name, values in categories.items()},
+    )
+
+
 def _json_value(value: object) -> object:
     if isinstance(value, (np.generic,)):
         return value.item()

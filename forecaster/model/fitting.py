@@ -47,6 +47,11 @@ def network_config(
     )
 
 
+def minimum_history(input_size: int, horizon: int) -> int:
+    """Periods of history a training window needs at least: half the shorter of input and horizon, one at least."""
+    return max(1, min(input_size, horizon) // 2)
+
+
 def training_job(
     panel: Panel,
     roles: CovariateRoles,
@@ -56,22 +61,26 @@ def training_job(
     season_length: int,
     params: dict,
     warm: bool = False,
+    n_windows: int | None = None,
 ) -> TrainingJob:
     """Training windows (all admissible origins) and, with early stopping, the last horizon held out in time.
 
     ``params`` are the estimator's parameters; ``warm`` gives the smaller step budget of a
-    fit that continues from trained weights (when ``max_steps`` is None).
+    fit that continues from trained weights (when ``max_steps`` is None). ``n_windows``: the training
+    windows of the whole panel when ``panel`` is a sample of it (a Dask fit streams the windows from
+    every partition): the step budget and the automatic early stopping are sized to it.
     """
     input_size, horizon = config.input_size, config.horizon
-    min_history = max(1, min(input_size, horizon) // 2)
+    min_history = minimum_history(input_size, horizon)
     end_col = np.full(len(panel.ids), panel.last_col)
     validation = None
     naive_table = naive_error_table(panel.y, season_length, panel.first_col) if params["loss_scale"] == "seasonal_naive" else None
     all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
     batch_size = params["batch_size"]
     budget = warm_start_steps if warm else default_max_steps
-    max_steps = params["max_steps"] or budget(len(all_series), batch_size)
-    early = use_early_stopping(params["early_stopping"], max_steps, batch_size, len(all_series))
+    windows = len(all_series) if n_windows is None else n_windows
+    max_steps = params["max_steps"] or budget(windows, batch_size)
+    early = use_early_stopping(params["early_stopping"], max_steps, batch_size, windows)
     holdout = plan_holdout(panel, horizon, min_history, early, params["random_state"]) if needs_calibration(params) else None
     if early and holdout is None:  # early stopping holds out the last horizon of every series
         holdout = HoldOut(np.arange(len(panel.ids)), 1)

@@ -55,7 +55,11 @@ def architecture_changed(config: NetworkConfig, params: dict) -> bool:
 
 def extend_features(spec: FeatureSpec, frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> FeatureSpec:
     """``spec`` with the categories of static covariates in ``frame`` that it has not seen appended."""
-    seen = fit_features(frame, id_col, CovariateRoles(static=tuple(spec.categories)))
+    return extend_spec(spec, fit_features(frame, id_col, CovariateRoles(static=tuple(spec.categories))))
+
+
+def extend_spec(spec: FeatureSpec, seen: FeatureSpec) -> FeatureSpec:
+    """``spec`` (the scalings it was trained with kept) with the categories of ``seen`` that it lacks appended."""
     categories = {
         name: list(known) + [c for c in seen.categories.get(name, []) if c not in set(known)]
         for name, known in spec.categories.items()

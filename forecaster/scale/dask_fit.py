@@ -1,53 +1,62 @@
-"""``fit`` on a Dask DataFrame: on a sample of whole series, drawn on the workers and sized to the step budget.
+"""``fit`` on a Dask DataFrame: training windows of every series, drawn on the workers, streamed to the client.
 
-Training never reads more than ``max_steps x batch_size`` windows (with the default budget, 1500 x 128 =
-192,000 up to 250,000 windows, growing as their square root beyond: ``default_max_steps``), drawn at random
-from the training windows. So the model is fitted on a sample of series holding ``SAMPLE_DRAWS`` times that
-many windows (at most ``MAX_SAMPLE_WINDOWS``, which bounds the client's memory), with the whole panel's
-budget: with the default cap, each window of the sample is then drawn about a quarter of a time, and about 88%
-of the draws are windows not drawn before (against all of them on the full panel). Each series is kept or left
-whole, by a hash of its id (as text), so the sample is the same on every run, and every worker filters its own
-partitions: only the sample reaches the client, which fits it with the pandas ``fit``. A panel whose windows
-are fewer than that is fitted whole.
+The frame never reaches the client. ``fit_dask``:
 
-The covariate scalers and static categories are then learnt from the sample; a series outside it is
-forecast as any series unseen in training is.
+1. reads every partition once on the workers (:func:`~forecaster.scale.window_stream.partition_facts`):
+   validates it as ``fit`` validates a frame, counts its rows and series, and gathers the covariate
+   statistics, which are merged into the same encodings a pandas fit learns from the whole frame;
+2. collects a sample of whole series holding about ``ANCHOR_WINDOWS`` training windows (a hash of the id
+   picks them, so the sample is the same on every run): the client fits on it what needs the series
+   themselves: the frequency, the validation windows of early stopping, the held-out windows that
+   calibrate the intervals and choose the partners' blend, and the history tail that ``predict()`` without
+   ``df`` forecasts;
+3. trains the network on windows drawn uniformly from the whole panel's training windows on the workers,
+   round after round (:class:`~forecaster.scale.window_stream.WindowStream`), with the step budget of the
+   whole panel's window count; the sample's held-out tails are excluded there too.
+
+A panel with at most ``ANCHOR_WINDOWS`` windows is fitted whole, as ``fit(df.compute())`` would be.
+
+``fraction`` keeps the earlier, simpler mode: fit on a share of the series only (the pandas ``fit`` of that
+sample, with its own budget and encodings), for a quick model on a subset.
+
+The partitions must each hold whole series. A frame indexed by the id with known divisions (Parquet files
+sorted by id, read with ``index=id_col, calculate_divisions=True``) whose partitions do is read where it lies,
+once per round for the partitions drawn; any other frame is shuffled by series once and kept on the workers
+(``persist``).
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import dask
 import numpy as np
 import pandas as pd
 
-from ..model.params import default_max_steps
+from ..data.features import merge_features
+from ..data.frequency import infer_offset, normalise_freq
+from ..data.validation import clean_history
+from ..model.fitting import minimum_history
+from ..model.members import TrainingJob
+from ..model.params import resolve_units
 from .dispatch import is_dask_frame
+from .window_stream import StreamPlan, partition_facts, stream_trainer
 
-__all__ = ["fit_dask", "sample_fraction", "in_sample"]
+__all__ = ["fit_dask", "in_sample", "estimated_windows"]
 
-# Windows in the sample per window that training draws.
-SAMPLE_DRAWS = 4
-# The most windows a sample holds, whatever the budget: about 20,000 series of 120 months, which a client fits
-# in about 1 GB. Past it (budgets above about 3,900 steps of 128), each window is drawn more than a quarter of a time.
-MAX_SAMPLE_WINDOWS = 2_000_000
+# Training windows of the client's sample of series (about 900 series of 120 months). The sample gives
+# the validation and held-out windows and the history tail; the network trains on every series.
+ANCHOR_WINDOWS = 100_000
 
 
-def estimated_windows(n_series: int, n_rows: int, horizon: int) -> float:
-    """Training windows of a panel, estimated: a series of ``L`` rows gives about ``L - horizon``.
+def estimated_windows(n_series: int, n_rows: int, horizon: int) -> int:
+    """Training windows of a panel (or partition), estimated: a series of ``L`` rows gives about ``L - horizon``.
 
-    Fewer for the first periods' history; the estimate only sizes the sample and the step budget.
+    A few fewer for the history the first origins need; the estimate sizes the sample, the step budget
+    and each partition's share of the draws.
     """
-    return max(n_rows / max(n_series, 1) - horizon, 1.0) * n_series
-
-
-def sample_fraction(n_series: int, n_rows: int, horizon: int, draws: int) -> float:
-    """Share of the series to keep: ``SAMPLE_DRAWS x draws`` windows, at most ``MAX_SAMPLE_WINDOWS``, of the panel's."""
-    if n_series <= 0:
-        return 1.0
-    wanted = min(SAMPLE_DRAWS * draws, MAX_SAMPLE_WINDOWS)
-    return float(min(1.0, wanted / estimated_windows(n_series, n_rows, horizon)))
+    return max(int(n_rows) - int(n_series) * int(horizon), 0)
 
 
 def in_sample(ids: pd.Series, fraction: float) -> np.ndarray:
@@ -62,54 +71,112 @@ def _keep(part: pd.DataFrame, id_col: str, fraction: float) -> pd.DataFrame:
     return part.loc[in_sample(part[id_col], fraction)]
 
 
+def _sample(frame, id_col: str, fraction: float) -> pd.DataFrame:
+    """The rows of the series in the sample, filtered on the workers; only they reach the client."""
+    return frame.map_partitions(_keep, id_col, fraction, meta=frame._meta).compute()
+
+
+def _by_whole_series(df, id_col: str):
+    """(``df`` with whole series in every partition, the same with the id as a column).
+
+    An id-indexed frame whose partitions already hold whole series is kept as it lies; any other is shuffled
+    by series once and persisted (on the workers, with a distributed client), so that each round reads its
+    partitions without shuffling again.
+    """
+    from .dask_frames import by_series, flat, indexed_by_series, whole_series
+
+    if df.index.name == id_col and id_col not in df.columns:
+        if indexed_by_series(df, id_col) and whole_series(df):
+            return df, flat(df)
+        df = flat(df)
+    if id_col not in df.columns:
+        raise ValueError(f"`df` lacks column(s) {[id_col]}.")
+    shuffled = by_series(df, id_col, df.npartitions).persist()
+    return shuffled, shuffled
+
+
+def _plan(model, offset: pd.DateOffset, features, job: TrainingJob) -> StreamPlan:
+    units = resolve_units(model.get_params(), offset)
+    keys = ("input_size", "season_length", "log_target", "seasonal_profile", "trend_line")
+    return StreamPlan(
+        columns=model._columns(),
+        roles=job.roles,
+        features=features,
+        freq=offset.freqstr,
+        horizon=job.network.horizon,
+        units={key: units[key] for key in keys},
+        fill_gaps=model.fill_gaps,
+        input_size=job.network.input_size,
+        min_history=minimum_history(job.network.input_size, job.network.horizon),
+        scaler=job.scaler,
+        weigh_by_naive_error=job.naive_table is not None,
+        cuts={},
+    )
+
+
 def fit_dask(model, df, fraction: float | None = None):
-    """Fit ``model`` on a sample of the series of the Dask DataFrame ``df``; returns ``model``.
+    """Fit ``model`` on the Dask DataFrame ``df``; returns ``model``.
 
     Args:
-        fraction: share of the series to keep (by a hash of the id); None sizes the sample to the step
-            budget (``sample_fraction``), which keeps every series of a panel with few enough windows.
+        fraction: None (the default) trains on windows of every series, streamed from the workers; a share
+            in (0, 1] fits a sample of that share of the series instead (by a hash of the id).
 
     Raises:
         TypeError: ``df`` is not a Dask DataFrame.
-        ValueError: ``fraction`` is not in (0, 1], ``df`` lacks the id column, or the sample is empty.
+        ValueError: ``fraction`` is not in (0, 1], ``df`` lacks the id column, a partition holds bad rows
+            (named as ``fit`` names them), or the sample is empty.
     """
     if not is_dask_frame(df):
         raise TypeError(f"`df` must be a Dask DataFrame; got {type(df).__name__}.")
     number = isinstance(fraction, int | float) and not isinstance(fraction, bool)
     if fraction is not None and not (number and 0.0 < fraction <= 1.0):
         raise ValueError(f"`fraction` must be in (0, 1], got {fraction!r}.")
-    id_col = model.id_col
-    indexed = df.index.name == id_col and id_col not in df.columns  # indexed by series, as read from Parquet
-    sized, counts = fraction is None, None
-    if indexed:
-        from .dask_frames import flat, indexed_by_series, partition_summary, whole_series
+    columns, roles = model._columns(), model._roles()
+    id_col = columns.id
+    if fraction is not None:
+        return _fit_share(model, df, fraction)
+    frame, rows = _by_whole_series(df, id_col)
+    parts = frame.to_delayed()
+    facts = dask.compute(*[dask.delayed(partition_facts)(part, columns, roles) for part in parts])
+    windows = [estimated_windows(f.series, f.rows, model.horizon) for f in facts]
+    total = sum(windows)
+    if total <= ANCHOR_WINDOWS:
+        return model.fit(rows.compute())  # few windows: the whole panel, exactly as a pandas fit
+    sample, tz = clean_history(_sample(rows, id_col, ANCHOR_WINDOWS / total), columns, roles)
+    if sample.empty:
+        raise ValueError("No series of `df` falls in the client's sample; the panel has too few series.")
+    offset = normalise_freq(model.freq) if model.freq is not None else infer_offset(sample[columns.time], sample[id_col])
+    features = merge_features([f.features for f in facts])
+    trainer = stream_trainer(parts, windows, functools.partial(_plan, model, offset, features))
+    model._fit_frame(sample, tz, trainer, features, n_windows=total)
+    n_series, kept = sum(f.series for f in facts), sample[id_col].nunique()
+    warnings.warn(
+        f"`fit` on a Dask DataFrame trained on windows of all {n_series} series, drawn on the workers; the client "
+        f"kept {kept} of them for validation and calibration (docs/scale.md). `predict()` without `df` forecasts "
+        "those series only: pass `df` to forecast all.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return model
 
-        if sized and indexed_by_series(df, id_col):  # whole series per partition: counted in the same read
-            summary = partition_summary(df)
-            if whole_series(df, summary):
-                counts = int(summary["rows"].sum()), int(summary["series"].sum())
+
+def _fit_share(model, df, fraction: float):
+    """The pandas ``fit`` of the series in a sample of ``fraction`` of them."""
+    id_col = model.id_col
+    if df.index.name == id_col and id_col not in df.columns:
+        from .dask_frames import flat
+
         df = flat(df)
     if id_col not in df.columns:
         raise ValueError(f"`df` lacks column(s) {[id_col]}.")
-    if sized:
-        n_rows, n_series = counts or (int(n) for n in dask.compute(df.shape[0], df[id_col].nunique()))
-        steps = model.max_steps or default_max_steps(estimated_windows(n_series, n_rows, model.horizon), model.batch_size)
-        fraction = sample_fraction(n_series, n_rows, model.horizon, steps * model.batch_size)
-    sample = df.map_partitions(_keep, id_col, fraction, meta=df._meta).compute()
+    sample = _sample(df, id_col, fraction)
     if sample.empty:
         raise ValueError(f"No series of `df` falls in a sample of fraction {fraction:g}; raise `fraction`.")
     if fraction < 1.0:
-        kept = sample[id_col].nunique()
         warnings.warn(
-            f"`fit` on a Dask DataFrame trained on {kept} sampled series (a share of {fraction:.3g}, sized to the step "
-            "budget; docs/scale.md). `predict()` without `df` forecasts those series only: pass `df` to forecast all.",
+            f"`fit` on a Dask DataFrame trained on {sample[id_col].nunique()} sampled series (a share of {fraction:.3g}). "
+            "`predict()` without `df` forecasts those series only: pass `df` to forecast all.",
             UserWarning,
             stacklevel=3,
         )
-    if not sized or fraction >= 1.0 or model.max_steps is not None or model.warm_start:
-        return model.fit(sample)  # the whole panel, a share the caller chose, given steps, or a warm start's budget
-    model.set_params(max_steps=steps)  # the whole panel's budget, not the sample's
-    try:
-        return model.fit(sample)
-    finally:
-        model.set_params(max_steps=None)
+    return model.fit(sample)

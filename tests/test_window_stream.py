@@ -1,0 +1,144 @@
+"""Windows drawn partition by partition (as Dask workers draw them) are the pandas fit's windows, and the
+covariate encodings merged from the partitions are the whole frame's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dask = pytest.importorskip("dask")
+
+from forecaster.data.features import feature_parts, fit_features, merge_features  # noqa: E402
+from forecaster.data.frequency import normalise_freq  # noqa: E402
+from forecaster.data.roles import CovariateRoles  # noqa: E402
+from forecaster.data.scaling import naive_error_table  # noqa: E402
+from forecaster.data.validation import Columns, clean_history  # noqa: E402
+from forecaster.data.windows import admissible_origins, assemble  # noqa: E402
+from forecaster.datasets import make_panel  # noqa: E402
+from forecaster.model.inference import model_panel  # noqa: E402
+from forecaster.scale.window_stream import StreamPlan, WindowStream, draw_windows, partition_facts  # noqa: E402
+
+HORIZON = 6
+ROLES = CovariateRoles(future=("promo",), past=("traffic",), static=("group", "size"))
+COLUMNS = Columns()
+UNITS = {"input_size": 12, "season_length": 12, "log_target": False, "seasonal_profile": True, "trend_line": True}
+
+
+@pytest.fixture(scope="module")
+def frame():
+    df, _ = make_panel(n_series=24, length=50, seed=7, short_share=0.25)
+    # a category held by one series only, in the last part
+    df.loc[df["unique_id"] == df["unique_id"].iloc[-1], "group"] = "rare"
+    cleaned, _ = clean_history(df, COLUMNS, ROLES)
+    return cleaned
+
+
+def _parts(frame: pd.DataFrame, n: int) -> list[pd.DataFrame]:
+    ids = frame["unique_id"].unique()
+    return [frame.loc[frame["unique_id"].isin(chunk)] for chunk in np.array_split(ids, n)]
+
+
+def _plan(frame: pd.DataFrame, cuts: dict | None = None) -> StreamPlan:
+    return StreamPlan(
+        columns=COLUMNS,
+        roles=ROLES,
+        features=fit_features(frame, "unique_id", ROLES),
+        freq="MS",
+        horizon=HORIZON,
+        units=UNITS,
+        fill_gaps=False,
+        input_size=12,
+        min_history=3,
+        scaler="standard",
+        weigh_by_naive_error=True,
+        cuts=cuts or {},
+    )
+
+
+def test_encodings_merged_from_parts_are_the_whole_frames(frame):
+    whole = fit_features(frame, "unique_id", ROLES)
+    merged = merge_features([feature_parts(part, "unique_id", ROLES) for part in _parts(frame, 4)])
+    assert merged.categories == whole.categories and "rare" in merged.categories["group"]
+    assert list(merged.numeric) == list(whole.numeric)
+    for name, scaling in whole.numeric.items():
+        assert merged.numeric[name].mean == pytest.approx(scaling.mean, rel=1e-12, abs=1e-12)
+        assert merged.numeric[name].std == pytest.approx(scaling.std, rel=1e-12)
+    # one part gives exactly what fit_features gives
+    assert merge_features([feature_parts(frame, "unique_id", ROLES)]) == whole
+    facts = [partition_facts(part, COLUMNS, ROLES) for part in _parts(frame, 3)]
+    assert sum(f.rows for f in facts) == len(frame) and sum(f.series for f in facts) == frame["unique_id"].nunique()
+
+
+def test_drawn_windows_are_the_pandas_fits_windows(frame):
+    """Every window a partition draws is admissible in the whole panel and carries exactly its inputs and targets."""
+    plan = _plan(frame)
+    whole = model_panel(frame, COLUMNS, ROLES, plan.features, normalise_freq("MS"), HORIZON, UNITS)
+    series, origins = admissible_origins(whole, 12, HORIZON, np.full(len(whole.ids), whole.last_col), 3)
+    admissible = set(zip(whole.ids[series].tolist(), whole.timestamps(series, origins).tolist(), strict=True))
+    part = _parts(frame, 3)[1]
+    draw = draw_windows(part, 200, seed=3, plan=plan)
+    assert len(draw.ids) == 200 and set(draw.ids) <= set(part["unique_id"])
+    assert len(set(draw.ids)) > 1
+    keys = list(zip(draw.ids.tolist(), draw.origins.tolist(), strict=True))
+    assert set(keys) <= admissible
+    row = pd.Index(whole.ids).get_indexer(draw.ids)
+    col = whole.last_col - (whole.end[row] - whole.grid.get_indexer(pd.DatetimeIndex(draw.origins)))
+    table = naive_error_table(whole.y, 12, whole.first_col)
+    expected = assemble(whole, ROLES, row, col, 12, HORIZON, "standard", True, table)
+    for name, value in expected.__dict__.items():
+        np.testing.assert_array_equal(getattr(draw.batch, name), value, err_msg=name)
+    # the same seed draws the same windows
+    again = draw_windows(part, 200, seed=3, plan=plan)
+    np.testing.assert_array_equal(again.batch.past_target, draw.batch.past_target)
+
+
+def test_held_out_tails_are_never_drawn(frame):
+    part = _parts(frame, 2)[0]
+    ids = part["unique_id"].unique()
+    cut = {ids[0]: 10, ids[1]: 8}
+    draw = draw_windows(part, 2000, seed=0, plan=_plan(frame, cut))
+    end = part.groupby("unique_id")["ds"].max()
+    for uid, periods in cut.items():
+        origins = pd.DatetimeIndex(draw.origins[draw.ids == uid])
+        assert len(origins)
+        last_target = origins + pd.DateOffset(months=HORIZON)
+        assert (last_target <= end[uid] - pd.DateOffset(months=periods)).all()
+    other = pd.DatetimeIndex(draw.origins[~np.isin(draw.ids, list(cut))])
+    assert (other == other.max()).any()  # series without a cut give their last window too
+
+
+def test_a_stream_gives_full_batches_over_every_partition_and_repeats_with_its_seed(frame, monkeypatch):
+    from forecaster.scale import window_stream
+
+    monkeypatch.setattr(window_stream, "ROUND_STEPS", 4)
+    parts = [dask.delayed(part) for part in _parts(frame, 3)]
+    windows = [len(part) - part["unique_id"].nunique() * HORIZON for part in _parts(frame, 3)]
+
+    def sync(*tasks):
+        return dask.compute(*tasks, scheduler="sync")
+
+    def batches(seed: int, steps: int):
+        stream = WindowStream(parts, windows, _plan(frame), batch_size=16, total_windows=16 * steps, seed=seed, compute=sync)
+        try:
+            return [stream() for _ in range(steps)], stream.drawn
+        finally:
+            stream.close()
+
+    first, drawn = batches(0, 30)
+    assert all(len(b.loc) == 16 for b in first) and drawn >= 16 * 30
+    second, _ = batches(0, 30)
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a.past_target, b.past_target)
+    other, _ = batches(1, 30)
+    assert not np.array_equal(first[0].past_target, other[0].past_target)
+    # rounds draw from every partition: the scale statistics of all series' windows show up
+    seen = np.concatenate([b.scale for b in first])
+    assert len(np.unique(np.round(seen, 6))) > 100
+
+
+def test_bad_rows_in_a_partition_are_named(frame):
+    bad = frame.copy()
+    bad.loc[bad.index[5], "promo"] = np.nan
+    with pytest.raises(ValueError, match="promo"):
+        partition_facts(bad, COLUMNS, ROLES)
