@@ -15,15 +15,15 @@ process, so that every peak RSS (``ru_maxrss``) belongs to its own phase:
   Setting it switches off glibc's adaptive mmap threshold, so every large temporary array (the
   Holt-Winters fit works on 16 MB blocks) is mapped and faulted in afresh: that fit ran 1.8x slower in
   such a worker than in a plain process.
-- dask-fit: build the panel, ``fit(dd.from_pandas(df, npartitions))`` (a sample of the series sized to
-  the step budget, drawn on the workers; ``MALLOC_TRIM_THRESHOLD_`` unset): time, series in the sample,
+- dask-fit: build the panel, ``fit(dd.from_pandas(df, npartitions))`` (windows of every series drawn on the
+  workers and streamed to the client; ``MALLOC_TRIM_THRESHOLD_`` unset): time, series the client keeps,
   peak RSS of the client and the workers.
 
 ``--paths`` picks among ``pandas``, ``dask`` (which needs the pandas fit's model) and ``dask-fit``.
 
 - parquet: the panel written as Parquet files of 25,000 series each, sorted by id, chunk by chunk (a
   separate process); then, through a ``LocalCluster`` of ``--workers`` processes with ``--memory-limit``
-  each, ``fit(dd.read_parquet(folder, index="unique_id", calculate_divisions=True))`` (a sample drawn on
+  each, ``fit(dd.read_parquet(folder, index="unique_id", calculate_divisions=True))`` (windows drawn on
   the workers; ``--steps`` sets the budget) and ``predict(df=ddf).to_parquet(...)``: every series forecast
   on the workers, each partition where it lies (no shuffle), nothing collected on the client. Time, sample,
   peak RSS of the client and the workers.
@@ -146,7 +146,7 @@ def write_parquet(n_series: int, folder: str) -> dict:
 
 
 def run_parquet(folder: str, workers: int, steps: int | None, memory_limit: str) -> dict:
-    """Fit on a Dask sample of the Parquet panel, then forecast every series into Parquet, all through the cluster."""
+    """Fit on windows streamed from the Parquet panel's partitions, then forecast every series into Parquet, on the cluster."""
     import dask
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
@@ -246,7 +246,8 @@ def main() -> None:
                 print(
                     f"{n} series ({written['rows']} rows in {written['files']} Parquet files sorted by id), through a "
                     f"LocalCluster of {args.workers} workers x 1 thread, {args.memory_limit} each: fit {run['fit_s']:.1f} s "
-                    f"on a sample of {run['sample']} series ({run['steps']} steps, blend chosen {run['blend']}), client peak RSS "
+                    f"({run['steps']} steps on windows drawn on the workers; {run['sample']} series kept on the client; "
+                    f"blend chosen {run['blend']}), client peak RSS "
                     f"{run['fit_client_mb']:.0f} MB after fit; predict to Parquet {run['predict_s']:.1f} s "
                     f"({run['forecast_rows']} rows), peak RSS client {run['client_peak_mb']:.0f} MB, workers "
                     f"{', '.join(f'{mb:.0f}' for mb in run['worker_peak_mb'])} MB",
@@ -255,8 +256,8 @@ def main() -> None:
             if "dask-fit" in args.paths:
                 fit = child(["--child", "dask-fit", str(n), model_dir, "--workers", str(args.workers)])
                 print(
-                    f"{n} series, dask fit ({args.workers} workers x 1 thread): {fit['fit_s']:.1f} s on a sample of "
-                    f"{fit['sample']} series ({fit['steps']} steps), peak RSS client {fit['client_peak_mb']:.0f} MB, "
+                    f"{n} series, dask fit ({args.workers} workers x 1 thread): {fit['fit_s']:.1f} s ({fit['steps']} steps; "
+                    f"{fit['sample']} series kept on the client), peak RSS client {fit['client_peak_mb']:.0f} MB, "
                     f"workers {', '.join(f'{mb:.0f}' for mb in fit['worker_peak_mb'])} MB",
                     flush=True,
                 )

@@ -26,7 +26,7 @@ from ..estimator import Seq2SeqForecaster
 from ..model.inference import Forecast, model_panel, state_units, target_values
 from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
-from ..scale.dispatch import active_client, fold_client
+from ..scale.dispatch import active_client, fold_client, is_dask_frame
 from .baselines import BASELINES, run_baselines
 from .faithfulness import occlusion
 from .fold_forecast import check_origins, fold_data, guard_fold, submit_folds
@@ -99,12 +99,29 @@ def backtest(
     baselines run on its workers instead (``forecaster.scale.dask_baselines``), and so do the refitted
     folds when they do not depend on each other (``refit=True`` without warm start; one task per fold,
     ``fold_forecast.fit_and_forecast``), with the same forecasts.
+
+    A Dask DataFrame ``df`` is backtested where it lies (``forecaster.scale.dask_backtest``): each fold's
+    model is a Dask fit of the fold's rows, and every partition forecasts, partners, runs the baselines
+    and scores its own series; the forecasts come back as a Dask DataFrame, the metrics as pandas.
     """
     if not isinstance(model, Seq2SeqForecaster):
         raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")
     if window not in ("expanding", "sliding"):
         raise ValueError(f"`window` must be 'expanding' or 'sliding'; got {window!r}.")
     refit_every = check_backtest_arguments(n_windows, step_size, refit, baselines)
+    if is_dask_frame(df):
+        from ..scale.dask_backtest import backtest_dask
+
+        arguments = dict(n_windows=n_windows, step_size=step_size, refit_every=refit_every, refit=refit, window=window)
+        return backtest_dask(
+            model,
+            df,
+            future_covariates_df,
+            baselines=tuple(baselines),
+            season_length=season_length,
+            progress=progress,
+            **arguments,
+        )
     started = time.perf_counter()
     frame, columns, roles = _prepare(model, df, future_covariates_df)
     offset = normalise_freq(model.freq) if model.freq else infer_offset(frame[columns.time], frame[columns.id])
@@ -182,19 +199,8 @@ def backtest(
         else:
             account = None if forecast.account is None else forecast.account.take(final)
             last = (panel, Forecast(series[final], origins[final], forecast.quantiles[final], forecast.attention[final], account))
-    keys = [columns.id, "cutoff", columns.time]
-    forecasts = pd.concat(predictions, ignore_index=True)
-    baseline_frames = [b for b in baseline_frames if b is not None]
-    if baseline_frames:
-        forecasts = forecasts.merge(pd.concat(baseline_frames, ignore_index=True), on=keys, how="left")
-    actual = frame[[columns.id, columns.time, columns.target]].rename(columns={columns.target: "y"})
-    forecasts = forecasts.merge(actual, on=[columns.id, columns.time], how="left")
-    rest = [c for c in forecasts.columns if c not in (*keys, "y")]
-    forecasts = forecasts[[*keys, "y", *rest]].rename(columns={columns.id: "unique_id", columns.time: "ds"})
-    scale_frame = pd.concat(scales, ignore_index=True)
-    models = [MODEL_NAME, *baselines]
-    metrics = score_forecasts(forecasts, scale_frame, models, _interval_columns(model, baselines))
-    quantile_metrics = score_quantiles(forecasts, _quantile_columns(model, baselines))
+    scored = scored_forecasts(predictions, baseline_frames, scales, frame, columns, model, baselines)
+    forecasts, metrics, quantile_metrics = scored
     timings = pd.DataFrame(
         [
             {"model": MODEL_NAME, "fit_seconds": seconds["fit"], "predict_seconds": seconds["predict"]},
@@ -230,6 +236,35 @@ def backtest(
         last_model=fitted,
         quantile_metrics=quantile_metrics,
     )
+
+
+def scored_forecasts(
+    predictions: list[pd.DataFrame],
+    baseline_frames: list[pd.DataFrame | None],
+    scales: list[pd.DataFrame],
+    frame: pd.DataFrame,
+    columns: Columns,
+    model: Seq2SeqForecaster,
+    baselines: tuple[str, ...],
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The forecasts of every model beside the actuals, their metrics per window, and their quantile scores.
+
+    ``predictions`` and ``scales`` are the model's labelled forecasts and MASE scales, fold by fold;
+    ``frame`` holds the actuals. A Dask backtest calls this on each partition's folds.
+    """
+    keys = [columns.id, "cutoff", columns.time]
+    forecasts = pd.concat(predictions, ignore_index=True)
+    baseline_frames = [b for b in baseline_frames if b is not None]
+    if baseline_frames:
+        forecasts = forecasts.merge(pd.concat(baseline_frames, ignore_index=True), on=keys, how="left")
+    actual = frame[[columns.id, columns.time, columns.target]].rename(columns={columns.target: "y"})
+    forecasts = forecasts.merge(actual, on=[columns.id, columns.time], how="left")
+    rest = [c for c in forecasts.columns if c not in (*keys, "y")]
+    forecasts = forecasts[[*keys, "y", *rest]].rename(columns={columns.id: "unique_id", columns.time: "ds"})
+    scale_frame = pd.concat(scales, ignore_index=True)
+    models = [MODEL_NAME, *baselines]
+    metrics = score_forecasts(forecasts, scale_frame, models, _interval_columns(model, baselines))
+    return forecasts, metrics, score_quantiles(forecasts, _quantile_columns(model, baselines))
 
 
 # Series in the sample of the last fold on which a backtest checks that attention is faithful.

@@ -17,7 +17,8 @@ class BacktestResult:
 
     Attributes:
         forecasts: ``unique_id``, ``cutoff``, ``ds``, ``y`` and one column per model
-            (plus ``seq2seq_q..`` quantiles and baseline ``_lo``/``_hi`` bounds).
+            (plus ``seq2seq_q..`` quantiles and baseline ``_lo``/``_hi`` bounds); a lazy Dask DataFrame
+            when the backtest ran on one.
         metrics: per (series, cutoff, model): ``mase``, ``smape``, ``coverage``, the MASE
             ``scale`` and ``zero_scale`` (MASE undefined, excluded from means).
         skipped: series left out of a fold, with the reason.
@@ -28,7 +29,8 @@ class BacktestResult:
         data: the validated input frame (for plots).
         quantile_metrics: per (series, cutoff, model, level): pinball loss summed over the horizon,
             hits (actuals at or below the quantile), scored periods and the sum of ``|y|``
-            (``metrics.score_quantiles``); the baselines are scored at the model's levels.
+            (``metrics.score_quantiles``); the baselines are scored at the model's levels. A backtest of a
+            Dask DataFrame pools them per (model, level) (no ``unique_id`` or ``cutoff``).
     """
 
     forecasts: pd.DataFrame
@@ -60,8 +62,20 @@ class BacktestResult:
         return hit_rates(self.quantile_metrics).reindex(self.models).dropna(how="all")
 
     def to_report(self, path: str | Path, title: str | None = None) -> Path:
-        """Write Markdown, self-contained HTML, CSVs and PNG plots to directory ``path``."""
+        """Write Markdown, self-contained HTML, CSVs and PNG plots to directory ``path``.
+
+        Raises:
+            TypeError: the backtest ran on a Dask DataFrame: its forecasts stay on the workers (a report's
+                plots and ``forecasts.csv`` would gather them); use ``summary()``, ``calibration()`` and
+                ``metrics``, and write ``forecasts`` with ``to_parquet``.
+        """
         from .report import write_report
+
+        if not isinstance(self.forecasts, pd.DataFrame):
+            raise TypeError(
+                "A backtest of a Dask DataFrame keeps its forecasts on the workers, so it writes no report: use "
+                "`summary()`, `calibration()` and `metrics`, and `forecasts.to_parquet(...)`; or backtest a pandas frame."
+            )
 
         return write_report(self, Path(path), title=title)
 

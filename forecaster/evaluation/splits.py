@@ -37,13 +37,15 @@ def rolling_origins(
     min_train: int,
     sliding: bool = False,
     why: str = "",
+    empty_ok: bool = False,
 ) -> list[Fold]:
     """``n_windows`` origins ``step_size`` periods apart per series, the last one ``horizon`` before its end.
 
     A series whose history up to a cutoff has fewer than ``min_train`` periods is skipped
     in that fold, with the reason recorded. With ``sliding``, every fold keeps the
     history length of the first fold (the window slides instead of expanding). ``why``
-    explains ``min_train`` in the skip reasons.
+    explains ``min_train`` in the skip reasons. ``empty_ok``: a fold that scores no series is kept
+    (empty) instead of refused; a Dask backtest folds each partition on its own, after checking the whole panel.
     """
     if n_windows < 1 or step_size < 1:
         raise ValueError(f"`n_windows` and `step_size` must be positive; got {n_windows} and {step_size}.")
@@ -57,7 +59,7 @@ def rolling_origins(
         cutoffs = pd.Series(grid[cut_pos], index=ends.index, name="cutoff")
         periods = pd.Series(cut_pos - start_pos + 1, index=ends.index).clip(lower=0)
         short = (periods < min_train).to_numpy()
-        if short.all():
+        if short.all() and not empty_ok:
             longest = int(periods.max())
             raise ValueError(
                 f"Fold {k + 1} of {n_windows} leaves no series to score: its origins lie "

@@ -43,7 +43,7 @@ from ..model.params import resolve_units
 from .dispatch import is_dask_frame
 from .window_stream import StreamPlan, partition_facts, stream_trainer
 
-__all__ = ["fit_dask", "in_sample", "estimated_windows"]
+__all__ = ["fit_dask", "fit_whole_series", "in_sample", "estimated_windows"]
 
 # Training windows of the client's sample of series (about 900 series of 120 months). The sample gives
 # the validation and held-out windows and the history tail; the network trains on every series.
@@ -131,11 +131,21 @@ def fit_dask(model, df, fraction: float | None = None):
     number = isinstance(fraction, int | float) and not isinstance(fraction, bool)
     if fraction is not None and not (number and 0.0 < fraction <= 1.0):
         raise ValueError(f"`fraction` must be in (0, 1], got {fraction!r}.")
-    columns, roles = model._columns(), model._roles()
-    id_col = columns.id
+    id_col = model.id_col
     if fraction is not None:
         return _fit_share(model, df, fraction)
     frame, rows = _by_whole_series(df, id_col)
+    return fit_whole_series(model, frame, rows)
+
+
+def fit_whole_series(model, frame, rows=None, quiet: bool = False):
+    """``fit_dask`` of a Dask DataFrame whose partitions each hold whole series; returns ``model``.
+
+    ``rows``: the same frame with the id as a column (default: ``frame`` itself). ``quiet``: no warning
+    about the series the client kept (a backtest forecasts every series from its own data).
+    """
+    columns, roles = model._columns(), model._roles()
+    id_col, rows = columns.id, frame if rows is None else rows
     parts = frame.to_delayed()
     facts = dask.compute(*[dask.delayed(partition_facts)(part, columns, roles) for part in parts])
     windows = [estimated_windows(f.series, f.rows, model.horizon) for f in facts]
@@ -149,14 +159,15 @@ def fit_dask(model, df, fraction: float | None = None):
     features = merge_features([f.features for f in facts])
     trainer = stream_trainer(parts, windows, functools.partial(_plan, model, offset, features))
     model._fit_frame(sample, tz, trainer, features, n_windows=total)
-    n_series, kept = sum(f.series for f in facts), sample[id_col].nunique()
-    warnings.warn(
-        f"`fit` on a Dask DataFrame trained on windows of all {n_series} series, drawn on the workers; the client "
-        f"kept {kept} of them for validation and calibration (docs/scale.md). `predict()` without `df` forecasts "
-        "those series only: pass `df` to forecast all.",
-        UserWarning,
-        stacklevel=3,
-    )
+    if not quiet:
+        n_series, kept = sum(f.series for f in facts), sample[id_col].nunique()
+        warnings.warn(
+            f"`fit` on a Dask DataFrame trained on windows of all {n_series} series, drawn on the workers; the client "
+            f"kept {kept} of them for validation and calibration (docs/scale.md). `predict()` without `df` forecasts "
+            "those series only: pass `df` to forecast all.",
+            UserWarning,
+            stacklevel=4,
+        )
     return model
 
 

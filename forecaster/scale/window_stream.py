@@ -41,9 +41,11 @@ from ..model.training import TrainResult, train
 __all__ = ["PartitionFacts", "StreamPlan", "WindowDraw", "WindowStream", "draw_windows", "partition_facts", "stream_trainer"]
 
 # Training steps of windows one round brings to the client (two rounds are held at a time).
-ROUND_STEPS = 256
-# Partitions a round draws its windows from (with replacement, in proportion to their windows).
-DRAWS_PER_ROUND = 8
+ROUND_STEPS = 512
+# Partitions a round draws its windows from (with replacement, in proportion to their windows): each draw
+# reads its partition, so fewer draws per round cost the workers less; a round's windows still come from
+# thousands of series when partitions hold thousands.
+DRAWS_PER_ROUND = 4
 
 
 def _flat(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
@@ -113,18 +115,19 @@ def draw_windows(part: pd.DataFrame, count: int, seed: int, plan: StreamPlan) ->
     columns = plan.columns
     if part.empty or count <= 0:
         return _empty_draw()
-    frame, _ = clean_history(_flat(part, columns.id), columns, plan.roles)
+    part = _flat(part, columns.id)
     rng = np.random.default_rng(seed)
-    sizes = frame.groupby(columns.id, sort=False, observed=True).size()
+    sizes = part[columns.id].value_counts(sort=False)  # rows per series (the facts pass validated the partition)
     weight = np.maximum(sizes.to_numpy() - plan.horizon, 0).astype(np.float64)
     if weight.sum() <= 0:
         return _empty_draw()
     picks = rng.choice(len(sizes), size=count, p=weight / weight.sum())
     chosen = sizes.index[np.unique(picks)]
+    frame, _ = clean_history(part.loc[part[columns.id].isin(chosen)], columns, plan.roles)  # only the picked series
     with warnings.catch_warnings():  # short series were reported by the fit on the client's sample
         warnings.simplefilter("ignore")
         panel = model_panel(
-            frame.loc[frame[columns.id].isin(chosen)],
+            frame,
             columns,
             plan.roles,
             plan.features,

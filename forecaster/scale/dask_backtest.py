@@ -1,0 +1,299 @@
+"""``backtest`` of a Dask DataFrame: folds fitted on windows drawn on the workers, every partition scored where it lies.
+
+The frame never reaches the client:
+
+1. one pass over the partitions (each of whole series) validates them and gives each series' first and last
+   timestamps; the folds are checked on the whole panel (``rolling_origins``: the cutoffs, the skipped series),
+   and the model is refused if it was fitted past the first cutoffs, as in process;
+2. each fitted fold's model is a Dask fit (``fit_whole_series``) of the fold's rows, which every partition
+   cuts at its series' cutoffs lazily, on the workers (a series' cutoffs depend on its own end only, so a
+   partition folds its series exactly as the whole panel does);
+3. every partition then forecasts its series at each fold's cutoff with that fold's model (network and
+   statistical partners), runs the statsforecast baselines on the same rows, and scores all of them
+   (``backtest.scored_forecasts``), on the worker that holds it.
+
+The client gathers the metrics per (series, fold, model), the quantile scores pooled per (model, level), the
+skipped series and the seconds; the forecasts stay on the workers, as a Dask DataFrame (``result.forecasts``;
+write it with ``to_parquet``). A fold's forecasts are those of the in-process backtest with the same fitted
+models; the models themselves differ, since a Dask fit trains on streamed windows.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from ..data.frequency import infer_offset, normalise_freq, season_length_for
+from ..data.roles import CovariateRoles
+from ..data.validation import Columns, clean_history
+from ..evaluation.backtest import (
+    MODEL_NAME,
+    _baselines,
+    _check_not_fitted_past,
+    _describe_cutoffs,
+    _label,
+    _panel,
+    _scales,
+    scored_forecasts,
+)
+from ..evaluation.fold_forecast import check_origins, fold_data, guard_fold
+from ..evaluation.progress import Progress
+from ..evaluation.result import BacktestResult
+from ..evaluation.splits import Fold, rolling_origins
+from .dask_fit import _by_whole_series, fit_whole_series
+from .dask_frames import _shipped
+from .window_stream import _flat
+
+__all__ = ["backtest_dask"]
+
+QUANTILE_SUMS = ["pinball", "hits", "n", "abs_y"]
+
+
+@dataclass(frozen=True)
+class FoldPlan:
+    """What a partition needs to fold its series as the whole panel's folds do, and to run the baselines."""
+
+    columns: Columns
+    roles: CovariateRoles
+    freq: str
+    horizon: int
+    n_windows: int
+    step: int
+    min_train: int
+    sliding: bool
+    why: str
+    season: int
+    baselines: tuple[str, ...]
+    levels: tuple[float, ...]
+
+
+def _clean(part: pd.DataFrame, plan: FoldPlan) -> pd.DataFrame:
+    frame, _ = clean_history(_flat(part, plan.columns.id), plan.columns, plan.roles)
+    return frame
+
+
+def _origins(ends: pd.Series, starts: pd.Series, plan: FoldPlan, empty_ok: bool) -> list[Fold]:
+    args = (normalise_freq(plan.freq), plan.horizon, plan.n_windows, plan.step, plan.min_train, plan.sliding, plan.why)
+    return rolling_origins(ends, starts, *args, empty_ok=empty_ok)
+
+
+def _folds(frame: pd.DataFrame, plan: FoldPlan) -> list[Fold]:
+    """One partition's folds: its series' cutoffs, which depend on each series' own span only."""
+    grouped = frame.groupby(plan.columns.id, sort=False, observed=True)[plan.columns.time]
+    return _origins(grouped.max(), grouped.min(), plan, empty_ok=True)
+
+
+def _some_series(part: pd.DataFrame, id_col: str, count: int) -> pd.DataFrame:
+    part = _flat(part, id_col)
+    return part.loc[part[id_col].isin(part[id_col].unique()[:count])]
+
+
+def _head(rows, columns: Columns, roles: CovariateRoles, count: int = 500) -> pd.DataFrame:
+    """The rows of a few hundred series of the first non-empty partition, validated (for the frequency and types)."""
+    for index in range(rows.npartitions):
+        head = rows.partitions[index].map_partitions(_some_series, columns.id, count).compute()
+        if len(head):
+            return clean_history(head, columns, roles)[0]
+    raise ValueError("`df` has no rows.")
+
+
+def series_span(part: pd.DataFrame, plan: FoldPlan) -> pd.DataFrame:
+    """Each series' first and last timestamp and its rows, in one partition (validated as ``fit`` validates)."""
+    columns = plan.columns
+    if part.empty:
+        return pd.DataFrame({"first": pd.Series(dtype="datetime64[ns]"), "last": pd.Series(dtype="datetime64[ns]"), "rows": []})
+    frame = _clean(part, plan)
+    grouped = frame.groupby(columns.id, sort=False, observed=True)[columns.time]
+    return pd.DataFrame({"first": grouped.min(), "last": grouped.max(), "rows": grouped.size()})
+
+
+def fold_rows(part: pd.DataFrame, index: int, plan: FoldPlan, meta: pd.DataFrame) -> pd.DataFrame:
+    """The training rows of fold ``index`` in one partition: each series up to its cutoff (from its start, sliding)."""
+    if part.empty:
+        return meta
+    frame = _clean(part, plan)
+    train, future = fold_data(frame, fold := _folds(frame, plan)[index], plan.columns, plan.roles)
+    guard_fold(train, future, fold, plan.columns, plan.roles)
+    return train
+
+
+@dataclass
+class PartitionScores:
+    """One partition's forecasts, metrics, pooled quantile scores, skipped series and seconds."""
+
+    forecasts: pd.DataFrame | None
+    metrics: pd.DataFrame | None
+    quantiles: pd.DataFrame | None
+    skipped: list[dict] = field(default_factory=list)
+    seconds: dict = field(default_factory=dict)
+
+
+def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) -> PartitionScores:
+    """Forecast, partner, baseline and score every fold of one partition's series (runs on a worker)."""
+    if part.empty:
+        return PartitionScores(None, None, None)
+    columns, roles = plan.columns, plan.roles
+    frame = _clean(part, plan)
+    offset = normalise_freq(plan.freq)
+    predictions, scales, baseline_frames, skipped, seconds = [], [], [], [], {"predict": 0.0}
+    for fold in _folds(frame, plan):
+        skipped += [{"unique_id": uid, "fold": fold.index, "reason": why} for uid, why in fold.skipped.items()]
+        if fold.cutoffs.empty:
+            continue
+        fitted = models[fold.index]
+        train, future = fold_data(frame, fold, columns, roles)
+        guard_fold(train, future, fold, columns, roles)
+        tick = time.perf_counter()
+        panel = fitted._with_future(_panel(fitted, train, columns), future)
+        rows = np.arange(len(panel.ids))
+        check_origins(panel, rows, np.full(len(rows), panel.last_col), fold)
+        forecast = fitted._forecast(panel, rows, np.full(len(rows), panel.last_col))
+        predictions.append(_label(panel, forecast, fitted, template))
+        scales.append(_scales(panel, forecast, fitted, plan.season))
+        seconds["predict"] += time.perf_counter() - tick
+        base = _baselines(train, fold, plan.horizon, offset, plan.season, plan.baselines, 1, columns, seconds, plan.levels)
+        baseline_frames.append(base)
+    if not predictions:
+        return PartitionScores(None, None, None, skipped, seconds)
+    forecasts, metrics, quantiles = scored_forecasts(
+        predictions, baseline_frames, scales, frame, columns, template, plan.baselines
+    )
+    pooled = quantiles.groupby(["model", "level"], sort=False)[QUANTILE_SUMS].sum().reset_index()
+    return PartitionScores(forecasts, metrics, pooled, skipped, seconds)
+
+
+def _forecasts_of(scores: PartitionScores, meta: pd.DataFrame) -> pd.DataFrame:
+    return meta if scores.forecasts is None else scores.forecasts
+
+
+def _small_parts(scores: PartitionScores) -> tuple:
+    """What the client gathers of a partition: all but its forecasts (of which only the empty frame, for the types)."""
+    empty = None if scores.forecasts is None else scores.forecasts.iloc[:0]
+    return scores.metrics, scores.quantiles, scores.skipped, scores.seconds, empty
+
+
+def backtest_dask(
+    model,
+    df,
+    future_covariates_df=None,
+    n_windows: int = 3,
+    step_size: int | None = None,
+    refit_every: int = 1,
+    refit: bool | int = True,
+    window: str = "expanding",
+    baselines: tuple[str, ...] = ("seasonal_naive", "auto_ets"),
+    season_length: int | None = None,
+    progress: bool = True,
+) -> BacktestResult:
+    """``backtest`` of the Dask DataFrame ``df`` (arguments as checked by ``backtest``); see the module docstring.
+
+    Raises:
+        ValueError: ``future_covariates_df`` is given (future-known covariates must be columns of ``df``), a
+            partition holds bad rows, or a fold leaves no series to score.
+    """
+    if future_covariates_df is not None:
+        raise ValueError(
+            "`future_covariates_df` is not taken with a Dask `df`: give the future-known covariates as columns of `df`."
+        )
+    started = time.perf_counter()
+    columns, roles = model._columns(), model._roles()
+    frame, rows = _by_whole_series(df, columns.id)
+    parts = rows.to_delayed()
+    head = _head(rows, columns, roles)
+    offset = normalise_freq(model.freq) if model.freq else infer_offset(head[columns.time], head[columns.id])
+    season = int(season_length or model.season_length or season_length_for(offset))
+    horizon, step = model.horizon, model.horizon if step_size is None else step_size
+    min_train, why = horizon + 1, ""
+    if "seasonal_naive" in baselines and season > min_train:
+        min_train, why = season, ": one season, for the seasonal-naive baseline"
+    levels = () if model.quantiles is None else tuple(model.quantiles)
+    plan = FoldPlan(
+        columns,
+        roles,
+        offset.freqstr,
+        horizon,
+        n_windows,
+        step,
+        min_train,
+        window == "sliding",
+        why,
+        season,
+        tuple(baselines),
+        levels,
+    )
+
+    report = Progress(progress, n_windows, "backtest")
+    report.step("reading every partition once: validation and each series' span")
+    spans = pd.concat(dask.compute(*[dask.delayed(series_span)(part, plan) for part in parts]))
+    folds = _origins(spans["last"], spans["first"], plan, empty_ok=False)  # the whole panel's folds: refused as in process
+    _check_not_fitted_past(model, folds[0])
+    template = clone(model).set_params(freq=offset.freqstr)
+    meta = fold_rows(head.iloc[:0], 0, plan, head.iloc[:0])
+
+    models, fitted, fit_seconds = [], None, 0.0
+    for fold in report.folds(folds):
+        if fitted is None or (refit_every and fold.index % refit_every == 0):
+            tick = time.perf_counter()
+            fitted = fitted if (fitted is not None and template.warm_start) else clone(template)
+            report.step(f"fitting seq2seq on fold {fold.index + 1}'s rows, windows drawn on the workers")
+            train = rows.map_partitions(fold_rows, fold.index, plan, meta, meta=meta)
+            fitted = fit_whole_series(fitted, train, quiet=True)
+            fit_seconds += time.perf_counter() - tick
+        models.append(_shipped(fitted))
+
+    report.step(f"forecasting, partnering, baselines and scores on {len(parts)} partitions")
+    scored = dask.persist(*[dask.delayed(score_partition)(part, models, template, plan) for part in parts])
+    small = dask.compute(*[dask.delayed(_small_parts)(s) for s in scored])
+    report.close()
+    metrics = pd.concat([part[0] for part in small if part[0] is not None], ignore_index=True)
+    pooled = pd.concat([part[1] for part in small if part[1] is not None], ignore_index=True)
+    pooled = pooled.groupby(["model", "level"], sort=False)[QUANTILE_SUMS].sum().reset_index()
+    skipped = [row for part in small for row in part[2]]
+    seconds: dict = {}
+    for part in small:
+        for name, value in part[3].items():
+            seconds[name] = seconds.get(name, 0.0) + value
+    forecast_meta = next(part[4] for part in small if part[4] is not None)
+    forecasts = dd.from_delayed([dask.delayed(_forecasts_of)(s, forecast_meta) for s in scored], meta=forecast_meta)
+    timings = pd.DataFrame(
+        [
+            {"model": MODEL_NAME, "fit_seconds": fit_seconds, "predict_seconds": seconds.get("predict", 0.0)},
+            *[{"model": b, "fit_seconds": seconds.get(b, 0.0), "predict_seconds": 0.0} for b in baselines],
+        ]
+    )
+    settings = {
+        "n_series": int(len(spans)),
+        "n_rows": int(spans["rows"].sum()),
+        "freq": offset.freqstr,
+        "season_length": season,
+        "horizon": horizon,
+        "n_windows": n_windows,
+        "step_size": step,
+        "refit": refit,
+        "window": window,
+        "baselines": list(baselines),
+        "n_jobs": 1,
+        "cutoffs": [_describe_cutoffs(f.cutoffs) for f in folds],
+        "model_params": model.get_params(),
+        "blend_weights": fitted._blend_weights(),
+        "occlusion": None,
+        "seconds": time.perf_counter() - started,
+        "dask": {"partitions": len(parts), "seconds_on_workers": "predict and baseline seconds are summed over partitions"},
+    }
+    return BacktestResult(
+        forecasts=forecasts,
+        metrics=metrics,
+        skipped=pd.DataFrame(skipped, columns=["unique_id", "fold", "reason"]),
+        timings=timings,
+        settings=settings,
+        attention=None,
+        data=None,
+        last_model=fitted,
+        quantile_metrics=pooled,
+    )
