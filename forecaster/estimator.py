@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .data.features import FeatureSpec, fit_features
 from .data.frequency import infer_offset, normalise_freq
-from .data.panel import Panel, with_future
+from .data.panel import Panel, refuse_short, with_future
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .model.fitting import calibrated, network_config, training_job
@@ -195,8 +196,8 @@ class Seq2SeqForecaster(BaseEstimator):
 
         ``df`` holds ``unique_id``, ``ds``, ``y`` and the declared covariate columns
         (future-known covariates with their historical values). NaN targets are masked.
-        A Dask DataFrame is fitted on a sample of its series sized to the step budget
-        (``forecaster.scale.dask_fit``; every series when its windows are few enough).
+        A Dask DataFrame is fitted on training windows of every series drawn on the workers
+        (``forecaster.scale.dask_fit``; as a whole frame when its windows are few enough).
         """
         if is_dask_frame(df):
             from .scale.dask_fit import fit_dask
@@ -220,7 +221,7 @@ class Seq2SeqForecaster(BaseEstimator):
         ``train_members(job, seeds, initial)`` trains the members instead of ``fit_members``
         (``forecaster.scale.distributed`` passes one that trains each across processes).
         ``features`` and ``n_windows``: the covariate encodings and training windows of a whole panel
-        of which ``frame`` is a sample (``forecaster.scale.dask_stream`` streams the training windows from
+        of which ``frame`` is a sample (``forecaster.scale.window_stream`` streams the training windows from
         every partition and fits the rest on the sample); by default both come from ``frame``.
         """
         check_params(self.get_params())
@@ -238,12 +239,7 @@ class Seq2SeqForecaster(BaseEstimator):
         elif features is None:
             features = fit_features(frame, columns.id, roles)
         panel = model_panel(frame, columns, roles, features, offset, self.horizon, units, fill_gaps=self.fill_gaps)
-        short = panel.length < self.horizon
-        if short.any():
-            raise ValueError(
-                f"Series {list(panel.ids[short])[:5]} are shorter than one horizon ({self.horizon} periods); "
-                "drop them or lower `horizon`."
-            )
+        refuse_short(panel.ids, panel.length, self.horizon)
         config = network_config(panel, roles, features, quantiles, units["input_size"], self.get_params())
         device = resolve_device(self.device)
         initial = None
@@ -254,6 +250,7 @@ class Seq2SeqForecaster(BaseEstimator):
             ]
         warm = initial is not None
         job = training_job(panel, roles, config, quantiles, device, season, self.get_params(), warm, n_windows)
+        job = replace(job, features=features)
         seeds = [self.random_state + k for k in range(self.n_models)]
         if train_members is None:
             results = fit_members(job, seeds, self.n_jobs, initial)

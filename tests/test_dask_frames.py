@@ -13,10 +13,11 @@ distributed = pytest.importorskip("distributed")
 
 from forecaster.datasets import make_panel  # noqa: E402
 from forecaster.scale import dask_fit  # noqa: E402
-from forecaster.scale.dask_fit import estimated_windows, fit_dask, in_sample  # noqa: E402
+from forecaster.scale.dask_fit import fit_dask, in_sample  # noqa: E402
 from forecaster.scale.dask_frames import by_series, series_partition  # noqa: E402
 from forecaster.scale.dispatch import is_dask_frame  # noqa: E402
 from forecaster.scale.distributed import fit_distributed  # noqa: E402
+from forecaster.scale.window_stream import series_windows  # noqa: E402
 
 HORIZON = 6
 
@@ -201,7 +202,12 @@ def test_the_sample_keeps_a_share_of_the_series_by_their_ids():
     assert in_sample(ids, 0.25).mean() == pytest.approx(0.25, abs=0.02)
     assert in_sample(ids, 1.0).all()
     np.testing.assert_array_equal(in_sample(ids.astype("category"), 0.3), in_sample(ids, 0.3))
-    assert estimated_windows(100_000, 12_000_000, 12) == 10_800_000
+    np.testing.assert_array_equal(series_windows(np.array([120, 20, 3]), 12, 6), [103, 3, 0])
+
+
+def _windows(df: pd.DataFrame) -> int:
+    """The training windows of the fast model (input 12, so 3 periods of history at least) on ``df``."""
+    return int(series_windows(df.groupby("unique_id").size().to_numpy(), HORIZON, 3).sum())
 
 
 @pytest.fixture()
@@ -213,7 +219,7 @@ def streamed(monkeypatch):
 def _rare_category(df: pd.DataFrame) -> tuple[pd.DataFrame, object]:
     """``df`` with a static category that only a series outside the client's sample holds."""
     ids = pd.Series(df["unique_id"].unique())
-    share = dask_fit.ANCHOR_WINDOWS / estimated_windows(len(ids), len(df), HORIZON)
+    share = dask_fit.ANCHOR_WINDOWS / _windows(df)
     outside = ids[~in_sample(ids, share)].iloc[-1]
     df = df.copy()
     df["group"] = df["group"].astype(object)
@@ -255,7 +261,7 @@ def test_a_streamed_fit_learns_and_uses_the_whole_panels_budget(client, streamed
     model = fast_model(max_steps=None, hidden_size=32)
     with pytest.warns(UserWarning, match="drawn on the workers"):
         model.fit(dd.from_pandas(df, npartitions=4))
-    assert budgets == [estimated_windows(df["unique_id"].nunique(), len(df), HORIZON)]
+    assert budgets == [_windows(df)]
     losses = model.train_results_[0].train_loss
     assert np.mean(losses[-50:]) < np.mean(losses[:20])
     # accuracy on the last horizon, held out: better than the seasonal-naive forecast
@@ -414,3 +420,31 @@ def test_a_dask_backtest_fold_never_reads_past_its_cutoffs(client, streamed):
     assert fold0.sum() > 100
     pd.testing.assert_frame_equal(one.loc[fold0, keys + columns], two.loc[fold0, keys + columns])
     assert not np.allclose(one.loc[~fold0, "seq2seq"], two.loc[~fold0, "seq2seq"])
+
+
+def test_the_workers_hold_out_and_encode_as_the_fit_does(client, data, streamed, monkeypatch):
+    """Early stopping holds out the tails of every series on the workers too; a warm start's encodings (the trained
+    scalings, new categories appended) are the ones the workers build windows with."""
+    from forecaster.scale import window_stream
+
+    plans = []
+    real = window_stream.WindowStream.__init__
+
+    def spy(self, parts, windows, plan, *args, **kwargs):
+        plans.append(plan)
+        real(self, parts, windows, plan, *args, **kwargs)
+
+    monkeypatch.setattr(window_stream.WindowStream, "__init__", spy)
+    df, _ = data
+    model = fast_model(static_covariates=["group"], future_covariates=["promo"], max_steps=60, early_stopping=True)
+    with pytest.warns(UserWarning, match="drawn on the workers"):
+        model.fit(dd.from_pandas(df, npartitions=3))
+    assert plans[-1].cut_every >= HORIZON and plans[-1].cuts == {}
+    assert plans[-1].features == model.features_
+    model.set_params(warm_start=True, early_stopping=None)
+    changed, _ = _rare_category(df.assign(promo=df["promo"] * 3 + 1))
+    with pytest.warns(UserWarning, match="drawn on the workers"):
+        model.fit(dd.from_pandas(changed, npartitions=3))
+    assert model.features_.categories["group"][-1] == "rare"  # appended after the trained ones
+    assert plans[-1].features == model.features_
+    assert plans[-1].cut_every == 0 and len(plans[-1].cuts) > 0  # calibration holds out some of the sample's series

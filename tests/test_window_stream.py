@@ -22,6 +22,7 @@ from forecaster.scale.window_stream import StreamPlan, WindowStream, draw_window
 HORIZON = 6
 ROLES = CovariateRoles(future=("promo",), past=("traffic",), static=("group", "size"))
 COLUMNS = Columns()
+FACTS = (COLUMNS, ROLES, "MS", HORIZON, 3, False)
 UNITS = {"input_size": 12, "season_length": 12, "log_target": False, "seasonal_profile": True, "trend_line": True}
 
 
@@ -39,7 +40,7 @@ def _parts(frame: pd.DataFrame, n: int) -> list[pd.DataFrame]:
     return [frame.loc[frame["unique_id"].isin(chunk)] for chunk in np.array_split(ids, n)]
 
 
-def _plan(frame: pd.DataFrame, cuts: dict | None = None) -> StreamPlan:
+def _plan(frame: pd.DataFrame, cuts: dict | None = None, cut_every: int = 0) -> StreamPlan:
     return StreamPlan(
         columns=COLUMNS,
         roles=ROLES,
@@ -52,6 +53,7 @@ def _plan(frame: pd.DataFrame, cuts: dict | None = None) -> StreamPlan:
         min_history=3,
         scaler="standard",
         weigh_by_naive_error=True,
+        cut_every=cut_every,
         cuts=cuts or {},
     )
 
@@ -66,8 +68,11 @@ def test_encodings_merged_from_parts_are_the_whole_frames(frame):
         assert merged.numeric[name].std == pytest.approx(scaling.std, rel=1e-12)
     # one part gives exactly what fit_features gives
     assert merge_features([feature_parts(frame, "unique_id", ROLES)]) == whole
-    facts = [partition_facts(part, COLUMNS, ROLES) for part in _parts(frame, 3)]
+    facts = [partition_facts(part, *FACTS) for part in _parts(frame, 3)]
     assert sum(f.rows for f in facts) == len(frame) and sum(f.series for f in facts) == frame["unique_id"].nunique()
+    whole = model_panel(frame, COLUMNS, ROLES, whole, normalise_freq("MS"), HORIZON, UNITS)
+    n_windows = len(admissible_origins(whole, 12, HORIZON, np.full(len(whole.ids), whole.last_col), 3)[0])
+    assert sum(f.windows for f in facts) == n_windows  # no missing targets at the ends: every origin is admissible
 
 
 def test_drawn_windows_are_the_pandas_fits_windows(frame):
@@ -141,4 +146,24 @@ def test_bad_rows_in_a_partition_are_named(frame):
     bad = frame.copy()
     bad.loc[bad.index[5], "promo"] = np.nan
     with pytest.raises(ValueError, match="promo"):
-        partition_facts(bad, COLUMNS, ROLES)
+        partition_facts(bad, *FACTS)
+    uid = frame["unique_id"].iloc[0]
+    gapped = frame.drop(index=frame.index[frame["unique_id"] == uid][10])
+    with pytest.raises(ValueError, match=rf"gaps in `ds`.*in series '{uid}'"):
+        partition_facts(gapped, *FACTS)
+    short = frame.loc[(frame["unique_id"] != uid) | (frame.groupby("unique_id").cumcount() < 4)]
+    with pytest.raises(ValueError, match=rf"Series \['{uid}'\] are shorter than one horizon"):
+        partition_facts(short, *FACTS)
+
+
+def test_early_stoppings_tails_are_held_out_of_every_series_and_draws_ignore_row_order(frame):
+    part = _parts(frame, 2)[1]
+    draw = draw_windows(part, 1500, seed=1, plan=_plan(frame, cut_every=HORIZON + 1))
+    end = part.groupby("unique_id")["ds"].max()
+    last_target = pd.DatetimeIndex(draw.origins) + pd.DateOffset(months=HORIZON)
+    allowed = pd.DatetimeIndex(end.reindex(draw.ids).to_numpy()) - pd.DateOffset(months=HORIZON + 1)
+    assert (last_target <= allowed).all() and (last_target == allowed).any()
+    shuffled = part.sample(frac=1.0, random_state=0)
+    again = draw_windows(shuffled, 1500, seed=1, plan=_plan(frame, cut_every=HORIZON + 1))
+    np.testing.assert_array_equal(again.ids, draw.ids)
+    np.testing.assert_array_equal(again.batch.past_target, draw.batch.past_target)

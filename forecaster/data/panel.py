@@ -191,25 +191,13 @@ def _spacing_mismatch(frame, columns: Columns, codes, pos, uniques, gapped, offs
     return None
 
 
-def build_panel(
-    frame: pd.DataFrame,
-    columns: Columns,
-    roles: CovariateRoles,
-    spec: FeatureSpec,
-    offset: pd.DateOffset,
-    pad: int,
-    horizon: int,
-    future: pd.DataFrame | None = None,
-    fill_gaps: bool = False,
-) -> Panel:
-    """Turn cleaned, sorted frames into a :class:`Panel`.
+def layout(frame: pd.DataFrame, columns: Columns, offset: pd.DateOffset, pad: int, horizon: int, fill_gaps: bool):
+    """Where each row of a cleaned frame lies on one calendar, or a clear error.
 
-    Args:
-        frame: cleaned history (see :func:`clean_history`).
-        future: cleaned future-known covariates for the ``horizon`` periods after each
-            series' end; rows past the horizon are ignored.
-        fill_gaps: place series with missing periods on the grid and mask the gaps
-            instead of raising.
+    Returns ``(codes, uniques, grid, pos, end, length)``: each row's series code, the ids, the calendar
+    (``pad`` periods before the first timestamp, ``horizon`` after the last), each row's grid position, and
+    each series' last position and length. Raises on timestamps off the frequency, and on gaps unless
+    ``fill_gaps`` (then the missing periods are left for the panel to mask).
     """
     ids_col = frame[columns.id]
     codes, uniques = pd.factorize(ids_col, sort=False)
@@ -231,6 +219,31 @@ def build_panel(
             raise ValueError(mismatch)
         if not fill_gaps:
             raise ValueError(_gap_message(uniques, codes, pos, start, gapped, grid, columns))
+    return codes, uniques, grid, pos, end, length
+
+
+def build_panel(
+    frame: pd.DataFrame,
+    columns: Columns,
+    roles: CovariateRoles,
+    spec: FeatureSpec,
+    offset: pd.DateOffset,
+    pad: int,
+    horizon: int,
+    future: pd.DataFrame | None = None,
+    fill_gaps: bool = False,
+) -> Panel:
+    """Turn cleaned, sorted frames into a :class:`Panel`.
+
+    Args:
+        frame: cleaned history (see :func:`clean_history`).
+        future: cleaned future-known covariates for the ``horizon`` periods after each
+            series' end; rows past the horizon are ignored.
+        fill_gaps: place series with missing periods on the grid and mask the gaps
+            instead of raising.
+    """
+    codes, uniques, grid, pos, end, length = layout(frame, columns, offset, pad, horizon, fill_gaps)
+    n_series = len(uniques)
     _warn_short(uniques, length, pad)
     max_len = int(length.max())
     width = pad + max_len + horizon
@@ -263,6 +276,16 @@ def build_panel(
         past_names=roles.past,
         future_names=roles.future,
     )
+
+
+def refuse_short(ids: np.ndarray, length: np.ndarray, horizon: int) -> None:
+    """Raise, naming them, when series are shorter than one horizon: no training window fits them."""
+    short = length < horizon
+    if short.any():
+        raise ValueError(
+            f"Series {list(np.asarray(ids)[short])[:5]} are shorter than one horizon ({horizon} periods); "
+            "drop them or lower `horizon`."
+        )
 
 
 def _warn_short(uniques, length: np.ndarray, input_size: int) -> None:

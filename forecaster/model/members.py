@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from ..data.features import FeatureSpec
 from ..data.panel import Panel
 from ..data.roles import CovariateRoles
 from ..data.scaling import NaiveErrorTable
@@ -50,6 +51,7 @@ class TrainingJob:
     full_origins: np.ndarray | None = None  # for the refit after early stopping (None: no refit)
     naive_table: NaiveErrorTable | None = None  # weighs windows by their seasonal-naive error (None: unweighted)
     holdout: HoldOut | None = None  # series whose last windows no training window reads (for calibration)
+    features: FeatureSpec | None = None  # the covariate encodings the panel was built with
 
 
 # Trains one member per seed, each from its initial weights when given: ``fit_members`` with its ``n_jobs``

@@ -46,7 +46,7 @@ from ..evaluation.fold_forecast import check_origins, fold_data, guard_fold
 from ..evaluation.progress import Progress
 from ..evaluation.result import BacktestResult
 from ..evaluation.splits import Fold, rolling_origins
-from .dask_fit import _by_whole_series, fit_whole_series
+from .dask_fit import _by_whole_series, fit_whole_series, head_rows
 from .dask_frames import _shipped
 from .window_stream import _flat
 
@@ -87,20 +87,6 @@ def _folds(frame: pd.DataFrame, plan: FoldPlan) -> list[Fold]:
     """One partition's folds: its series' cutoffs, which depend on each series' own span only."""
     grouped = frame.groupby(plan.columns.id, sort=False, observed=True)[plan.columns.time]
     return _origins(grouped.max(), grouped.min(), plan, empty_ok=True)
-
-
-def _some_series(part: pd.DataFrame, id_col: str, count: int) -> pd.DataFrame:
-    part = _flat(part, id_col)
-    return part.loc[part[id_col].isin(part[id_col].unique()[:count])]
-
-
-def _head(rows, columns: Columns, roles: CovariateRoles, count: int = 500) -> pd.DataFrame:
-    """The rows of a few hundred series of the first non-empty partition, validated (for the frequency and types)."""
-    for index in range(rows.npartitions):
-        head = rows.partitions[index].map_partitions(_some_series, columns.id, count).compute()
-        if len(head):
-            return clean_history(head, columns, roles)[0]
-    raise ValueError("`df` has no rows.")
 
 
 def series_span(part: pd.DataFrame, plan: FoldPlan) -> pd.DataFrame:
@@ -205,7 +191,7 @@ def backtest_dask(
     columns, roles = model._columns(), model._roles()
     frame, rows = _by_whole_series(df, columns.id)
     parts = rows.to_delayed()
-    head = _head(rows, columns, roles)
+    head = head_rows(rows, columns, roles)
     offset = normalise_freq(model.freq) if model.freq else infer_offset(head[columns.time], head[columns.id])
     season = int(season_length or model.season_length or season_length_for(offset))
     horizon, step = model.horizon, model.horizon if step_size is None else step_size
@@ -245,7 +231,8 @@ def backtest_dask(
             train = rows.map_partitions(fold_rows, fold.index, plan, meta, meta=meta)
             fitted = fit_whole_series(fitted, train, quiet=True)
             fit_seconds += time.perf_counter() - tick
-        models.append(_shipped(fitted))
+            shipped = _shipped(fitted)  # one copy per fitted model (a list of the same object is sent once)
+        models.append(shipped)
 
     report.step(f"forecasting, partnering, baselines and scores on {len(parts)} partitions")
     scored = dask.persist(*[dask.delayed(score_partition)(part, models, template, plan) for part in parts])

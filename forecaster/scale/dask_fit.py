@@ -39,24 +39,15 @@ from ..data.frequency import infer_offset, normalise_freq
 from ..data.validation import clean_history
 from ..model.fitting import minimum_history
 from ..model.members import TrainingJob
-from ..model.params import resolve_units
+from ..model.params import check_params, resolve_units
 from .dispatch import is_dask_frame
-from .window_stream import StreamPlan, partition_facts, stream_trainer
+from .window_stream import StreamPlan, _flat, partition_facts, stream_trainer
 
-__all__ = ["fit_dask", "fit_whole_series", "in_sample", "estimated_windows"]
+__all__ = ["fit_dask", "fit_whole_series", "head_rows", "in_sample"]
 
 # Training windows of the client's sample of series (about 900 series of 120 months). The sample gives
 # the validation and held-out windows and the history tail; the network trains on every series.
 ANCHOR_WINDOWS = 100_000
-
-
-def estimated_windows(n_series: int, n_rows: int, horizon: int) -> int:
-    """Training windows of a panel (or partition), estimated: a series of ``L`` rows gives about ``L - horizon``.
-
-    A few fewer for the history the first origins need; the estimate sizes the sample, the step budget
-    and each partition's share of the draws.
-    """
-    return max(int(n_rows) - int(n_series) * int(horizon), 0)
 
 
 def in_sample(ids: pd.Series, fraction: float) -> np.ndarray:
@@ -95,13 +86,13 @@ def _by_whole_series(df, id_col: str):
     return shuffled, shuffled
 
 
-def _plan(model, offset: pd.DateOffset, features, job: TrainingJob) -> StreamPlan:
+def _plan(model, offset: pd.DateOffset, job: TrainingJob) -> StreamPlan:
     units = resolve_units(model.get_params(), offset)
     keys = ("input_size", "season_length", "log_target", "seasonal_profile", "trend_line")
     return StreamPlan(
         columns=model._columns(),
         roles=job.roles,
-        features=features,
+        features=job.features,
         freq=offset.freqstr,
         horizon=job.network.horizon,
         units={key: units[key] for key in keys},
@@ -110,8 +101,37 @@ def _plan(model, offset: pd.DateOffset, features, job: TrainingJob) -> StreamPla
         min_history=minimum_history(job.network.input_size, job.network.horizon),
         scaler=job.scaler,
         weigh_by_naive_error=job.naive_table is not None,
+        cut_every=0,
         cuts={},
     )
+
+
+def _some_series(part: pd.DataFrame, id_col: str, count: int) -> pd.DataFrame:
+    part = _flat(part, id_col)
+    return part.loc[part[id_col].isin(part[id_col].unique()[:count])]
+
+
+def head_rows(rows, columns, roles, count: int = 500) -> pd.DataFrame:
+    """A few hundred whole series of the first non-empty partition, validated: the frequency is read from them."""
+    for index in range(rows.npartitions):
+        head = rows.partitions[index].map_partitions(_some_series, columns.id, count, meta=rows._meta).compute()
+        if len(head):
+            return clean_history(head, columns, roles)[0]
+    raise ValueError("`df` has no rows.")
+
+
+def _offset(model, frame: pd.DataFrame) -> pd.DateOffset:
+    columns = model._columns()
+    return normalise_freq(model.freq) if model.freq is not None else infer_offset(frame[columns.time], frame[columns.id])
+
+
+def _client_sample(rows, id_col: str, fraction: float) -> pd.DataFrame:
+    """The sample's rows; a share that would keep no series (a panel of few, long series) is doubled until one is kept."""
+    while True:
+        sample = _sample(rows, id_col, fraction)
+        if len(sample) or fraction >= 1.0:
+            return sample
+        fraction = min(2.0 * fraction, 1.0)
 
 
 def fit_dask(model, df, fraction: float | None = None):
@@ -146,18 +166,25 @@ def fit_whole_series(model, frame, rows=None, quiet: bool = False):
     """
     columns, roles = model._columns(), model._roles()
     id_col, rows = columns.id, frame if rows is None else rows
+    check_params(model.get_params())
+    offset = _offset(model, head_rows(rows, columns, roles))
+    min_history = minimum_history(resolve_units(model.get_params(), offset)["input_size"], model.horizon)
     parts = frame.to_delayed()
-    facts = dask.compute(*[dask.delayed(partition_facts)(part, columns, roles) for part in parts])
-    windows = [estimated_windows(f.series, f.rows, model.horizon) for f in facts]
+    count = dask.delayed(partition_facts)
+    arguments = (columns, roles, offset.freqstr, model.horizon, min_history, model.fill_gaps)
+    facts = dask.compute(*[count(part, *arguments) for part in parts])
+    windows = [f.windows for f in facts]
     total = sum(windows)
     if total <= ANCHOR_WINDOWS:
         return model.fit(rows.compute())  # few windows: the whole panel, exactly as a pandas fit
-    sample, tz = clean_history(_sample(rows, id_col, ANCHOR_WINDOWS / total), columns, roles)
-    if sample.empty:
-        raise ValueError("No series of `df` falls in the client's sample; the panel has too few series.")
-    offset = normalise_freq(model.freq) if model.freq is not None else infer_offset(sample[columns.time], sample[id_col])
+    sample, tz = clean_history(_client_sample(rows, id_col, ANCHOR_WINDOWS / total), columns, roles)
+    if _offset(model, sample) != offset:
+        raise ValueError(
+            f"The series of `df` do not agree on a frequency ({offset.freqstr} in the first partition, "
+            f"{_offset(model, sample).freqstr} in a sample); pass `freq`."
+        )
     features = merge_features([f.features for f in facts])
-    trainer = stream_trainer(parts, windows, functools.partial(_plan, model, offset, features))
+    trainer = stream_trainer(parts, windows, functools.partial(_plan, model, offset))
     model._fit_frame(sample, tz, trainer, features, n_windows=total)
     if not quiet:
         n_series, kept = sum(f.series for f in facts), sample[id_col].nunique()

@@ -1,17 +1,16 @@
 """Training windows drawn on the workers, partition by partition, and streamed to the training loop.
 
 A Dask fit (``forecaster.scale.dask_fit``) trains on windows of every series without the frame reaching
-the client. Each *round* draws ``ROUND_STEPS x batch_size`` windows uniformly over the whole panel's
-training windows: it picks ``DRAWS_PER_ROUND`` partitions with probability proportional to their windows
-(with replacement), and each picked partition draws its share on the worker that holds (or reads) it
-(:func:`draw_windows`): it validates the partition, picks series in proportion to their windows, lays only
-those series out as a panel with the model's encodings, and assembles the windows exactly as a pandas
-fit does. The client holds the network, the round being trained on and the next one, which the workers
-compute meanwhile (:class:`WindowStream`).
+the client. Each *round* brings ``ROUND_STEPS x batch_size`` windows: it takes the next
+``DRAWS_PER_ROUND`` partitions of a cycle through all of them in random order, and each draws a share in
+proportion to its training windows on the worker that holds (or reads) it (:func:`draw_windows`): it picks
+series in proportion to their windows, lays only those series out as a panel with the model's encodings,
+and assembles the windows exactly as a pandas fit does. The client holds the network, the round being
+trained on and the rounds the workers compute meanwhile (:class:`WindowStream`).
 
-A window's marginal chance to be drawn is the same as in a pandas fit (uniform over the panel's windows,
-up to the per-series window estimate); what differs is that one round's batches come from a few
-partitions, shuffled together.
+Over a cycle every partition is read and every window has the same chance to be drawn as in a pandas fit
+(uniform over the panel's windows). What differs is that one round's batches come from
+``DRAWS_PER_ROUND`` partitions, shuffled together: partitions of many series each keep a round diverse.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ import torch
 
 from ..data.features import FeatureParts, FeatureSpec, feature_parts
 from ..data.frequency import normalise_freq
+from ..data.panel import layout, refuse_short
 from ..data.roles import CovariateRoles
 from ..data.scaling import naive_error_table
 from ..data.validation import Columns, clean_history
@@ -38,14 +38,24 @@ from ..model.inference import model_panel
 from ..model.members import MemberTrainer, TrainingJob, _network
 from ..model.training import TrainResult, train
 
-__all__ = ["PartitionFacts", "StreamPlan", "WindowDraw", "WindowStream", "draw_windows", "partition_facts", "stream_trainer"]
+__all__ = [
+    "PartitionFacts",
+    "StreamPlan",
+    "WindowDraw",
+    "WindowStream",
+    "draw_windows",
+    "held_out",
+    "partition_facts",
+    "series_windows",
+    "stream_trainer",
+]
 
-# Training steps of windows one round brings to the client (two rounds are held at a time).
+# Training steps of windows one round brings to the client.
 ROUND_STEPS = 512
-# Partitions a round draws its windows from (with replacement, in proportion to their windows): each draw
-# reads its partition, so fewer draws per round cost the workers less; a round's windows still come from
-# thousands of series when partitions hold thousands.
-DRAWS_PER_ROUND = 4
+# Partitions a round draws its windows from: the next ones of a cycle through all partitions in random order,
+# each giving windows in proportion to its own. Every draw reads its partition, so more draws per round cost
+# the workers more reads; every partition is read once per cycle (P / DRAWS_PER_ROUND rounds).
+DRAWS_PER_ROUND = 16
 
 
 def _flat(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
@@ -57,19 +67,40 @@ def _flat(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class PartitionFacts:
-    """Rows, series and covariate statistics of one partition of whole series (one read of it)."""
+    """Rows, series, training windows and covariate statistics of one partition of whole series (one read of it)."""
 
     rows: int
     series: int
+    windows: int
     features: FeatureParts
 
 
-def partition_facts(part: pd.DataFrame, columns: Columns, roles: CovariateRoles) -> PartitionFacts:
-    """Validate a partition (as ``fit`` validates a frame: bad rows raise, naming the column, series and time) and count it."""
+def series_windows(length: np.ndarray, horizon: int, min_history: int) -> np.ndarray:
+    """Training windows of series of ``length`` periods: origins with ``min_history`` periods before and a horizon after."""
+    return np.maximum(np.asarray(length, dtype=np.int64) - horizon - min_history + 1, 0)
+
+
+def partition_facts(
+    part: pd.DataFrame,
+    columns: Columns,
+    roles: CovariateRoles,
+    freq: str,
+    horizon: int,
+    min_history: int,
+    fill_gaps: bool,
+) -> PartitionFacts:
+    """Validate a partition as ``fit`` validates a frame, and count it.
+
+    Bad rows, timestamps off the frequency, gaps (unless ``fill_gaps``) and series shorter than one horizon
+    raise here, naming the column, series and timestamp, before any training.
+    """
     if part.empty:
-        return PartitionFacts(0, 0, feature_parts(part, columns.id, roles))
+        return PartitionFacts(0, 0, 0, feature_parts(part, columns.id, roles))
     frame, _ = clean_history(_flat(part, columns.id), columns, roles)
-    return PartitionFacts(len(frame), int(frame[columns.id].nunique()), feature_parts(frame, columns.id, roles))
+    _, ids, _, _, _, length = layout(frame, columns, normalise_freq(freq), 0, 0, fill_gaps)
+    refuse_short(np.asarray(ids), length, horizon)
+    windows = int(series_windows(length, horizon, min_history).sum())
+    return PartitionFacts(len(frame), len(ids), windows, feature_parts(frame, columns.id, roles))
 
 
 @dataclass(frozen=True)
@@ -87,7 +118,9 @@ class StreamPlan:
     min_history: int
     scaler: str
     weigh_by_naive_error: bool
-    # Periods before a series' end at which its training targets stop (series whose last windows are held out).
+    # Periods before a series' end at which its training targets stop: for every series (early stopping holds
+    # out the last windows of each), and for the sample's held-out series.
+    cut_every: int
     cuts: dict
 
 
@@ -107,7 +140,7 @@ def _empty_draw() -> WindowDraw:
 def draw_windows(part: pd.DataFrame, count: int, seed: int, plan: StreamPlan) -> WindowDraw:
     """``count`` training windows of a partition of whole series, drawn uniformly (runs on a worker).
 
-    Series are picked in proportion to their estimated windows (rows minus one horizon), then each pick
+    Series are picked in proportion to their windows (from their rows, less their held-out tails), then each pick
     takes one of its series' admissible windows at random, as ``fit`` admits them (the held-out tails of
     ``plan.cuts`` excluded). Picks of series without an admissible window are dropped, so a draw can hold
     fewer than ``count`` windows.
@@ -118,7 +151,11 @@ def draw_windows(part: pd.DataFrame, count: int, seed: int, plan: StreamPlan) ->
     part = _flat(part, columns.id)
     rng = np.random.default_rng(seed)
     sizes = part[columns.id].value_counts(sort=False)  # rows per series (the facts pass validated the partition)
-    weight = np.maximum(sizes.to_numpy() - plan.horizon, 0).astype(np.float64)
+    # In an order that depends on the ids only, not on the order of the rows.
+    sizes = sizes.iloc[np.argsort(pd.util.hash_array(sizes.index.astype(str).to_numpy(dtype=object)), kind="stable")]
+    ids = pd.Series(np.asarray(sizes.index, dtype=object))
+    cut = plan.cut_every + (ids.map(plan.cuts).fillna(0).to_numpy(dtype=np.int64) if plan.cuts else 0)
+    weight = series_windows(sizes.to_numpy() - cut, plan.horizon, plan.min_history).astype(np.float64)
     if weight.sum() <= 0:
         return _empty_draw()
     picks = rng.choice(len(sizes), size=count, p=weight / weight.sum())
@@ -136,9 +173,9 @@ def draw_windows(part: pd.DataFrame, count: int, seed: int, plan: StreamPlan) ->
             plan.units,
             fill_gaps=plan.fill_gaps,
         )
-    cut = pd.Series(panel.ids).map(plan.cuts).fillna(0).to_numpy(dtype=np.int64) if plan.cuts else 0
+    held = pd.Series(np.asarray(panel.ids, dtype=object)).map(plan.cuts).fillna(0).to_numpy(dtype=np.int64) if plan.cuts else 0
     series, origins = admissible_origins(
-        panel, plan.input_size, plan.horizon, np.full(len(panel.ids), panel.last_col) - cut, plan.min_history
+        panel, plan.input_size, plan.horizon, np.full(len(panel.ids), panel.last_col) - plan.cut_every - held, plan.min_history
     )
     per_series = np.bincount(series, minlength=len(panel.ids))
     starts = np.cumsum(per_series) - per_series
@@ -189,6 +226,7 @@ class WindowStream:
         self._rng = np.random.default_rng(seed)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="window-stream")
         self._pending: deque[Future] = deque()
+        self._cycle = np.empty(0, dtype=np.int64)
         self._buffer: Batch | None = None
         self._at = 0
         self.drawn = 0  # windows received so far
@@ -201,13 +239,20 @@ class WindowStream:
         if size <= 0:
             return
         self._left -= size
-        picked = self._rng.choice(len(self._parts), size=DRAWS_PER_ROUND, p=self._p)
-        counts = np.bincount(picked, weights=self._rng.multinomial(size, np.full(DRAWS_PER_ROUND, 1 / DRAWS_PER_ROUND)))
-        counts = counts.astype(np.int64)
+        picked = self._next_partitions()
+        counts = np.zeros(len(self._parts), dtype=np.int64)
+        counts[picked] = self._rng.multinomial(size, self._p[picked] / self._p[picked].sum())
         seeds = self._rng.integers(0, 2**63 - 1, size=len(counts))
         draw = dask.delayed(draw_windows, pure=False)
         tasks = [draw(self._parts[k], int(counts[k]), int(seeds[k]), self._plan) for k in np.flatnonzero(counts)]
         self._pending.append(self._pool.submit(self._compute, *tasks))
+
+    def _next_partitions(self) -> np.ndarray:
+        """The next ``DRAWS_PER_ROUND`` partitions of a cycle through them all in random order (then a new order)."""
+        while len(self._cycle) < DRAWS_PER_ROUND:
+            self._cycle = np.concatenate([self._cycle, self._rng.permutation(np.flatnonzero(self._p > 0))])
+        picked, self._cycle = self._cycle[:DRAWS_PER_ROUND], self._cycle[DRAWS_PER_ROUND:]
+        return np.unique(picked)
 
     def _next_round(self) -> None:
         leftover = None if self._buffer is None else _take(self._buffer, slice(self._at, None))
@@ -240,13 +285,17 @@ class WindowStream:
         self._buffer = None
 
 
-def _cuts(job: TrainingJob) -> dict:
-    """Series id -> periods before its end where training targets stop, for the sample's held-out series."""
+def held_out(job: TrainingJob, plan: StreamPlan) -> StreamPlan:
+    """``plan`` with the job's held-out tails: with early stopping every series gives up its last windows, as in a
+    pandas fit; otherwise only the sample's held-out series do (the calibration windows)."""
     if job.holdout is None:
-        return {}
-    cut = job.holdout.cut(len(job.panel.ids), job.network.horizon)
+        return plan
+    horizon = job.network.horizon
+    if job.train.early_stopping:
+        return replace(plan, cut_every=horizon + job.holdout.back - 1, cuts={})
+    cut = job.holdout.cut(len(job.panel.ids), horizon)
     held = np.flatnonzero(cut > 0)
-    return dict(zip(job.panel.ids[held].tolist(), cut[held].tolist(), strict=True))
+    return replace(plan, cut_every=0, cuts=dict(zip(job.panel.ids[held].tolist(), cut[held].tolist(), strict=True)))
 
 
 def stream_trainer(
@@ -256,14 +305,15 @@ def stream_trainer(
 
     The job comes from the client's sample of series: its validation windows (early stopping), held-out
     series (whose tails no streamed window reads) and step budget (sized to the whole panel) are used; its
-    own training windows are not. ``plan_for(job)`` gives the workers' :class:`StreamPlan` without cuts.
+    own training windows are not. ``plan_for(job)`` gives the workers' :class:`StreamPlan` without cuts, with the
+    job's own encodings (``job.features``).
     """
 
     def train_members(job: TrainingJob, seeds: list[int], initial: list[dict] | None) -> list[TrainResult]:
         plan = plan_for(job)
         starts = list(initial) if initial is not None else [None] * len(seeds)
-        held_out = replace(plan, cuts=_cuts(job))
-        return [_train_member(job, held_out, plan, seed, start) for seed, start in zip(seeds, starts, strict=True)]
+        held = held_out(job, plan)
+        return [_train_member(job, held, plan, seed, start) for seed, start in zip(seeds, starts, strict=True)]
 
     def _train_member(job: TrainingJob, plan: StreamPlan, full: StreamPlan, seed: int, initial: dict | None) -> TrainResult:
         previous = torch.get_num_threads()
