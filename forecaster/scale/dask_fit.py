@@ -2,17 +2,19 @@
 
 The frame never reaches the client. ``fit_dask``:
 
-1. reads every partition once on the workers (:func:`~forecaster.scale.window_stream.partition_facts`):
-   validates it as ``fit`` validates a frame, counts its rows and series, and gathers the covariate
-   statistics, which are merged into the same encodings a pandas fit learns from the whole frame;
-2. collects a sample of whole series holding about ``ANCHOR_WINDOWS`` training windows (a hash of the id
+1. reads the frequency from a few hundred series of the first partition (or takes ``freq``);
+2. reads every partition once on the workers (:func:`~forecaster.scale.window_stream.partition_facts`):
+   validates it as ``fit`` validates a frame (bad values, timestamps off the frequency, gaps, series shorter
+   than one horizon), counts its training windows, and gathers the covariate statistics, which merge into
+   the encodings a pandas fit learns from the whole frame;
+3. collects a sample of whole series holding about ``ANCHOR_WINDOWS`` training windows (a hash of the id
    picks them, so the sample is the same on every run): the client fits on it what needs the series
-   themselves: the frequency, the validation windows of early stopping, the held-out windows that
-   calibrate the intervals and choose the partners' blend, and the history tail that ``predict()`` without
-   ``df`` forecasts;
-3. trains the network on windows drawn uniformly from the whole panel's training windows on the workers,
+   themselves: the validation windows of early stopping, the held-out windows that calibrate the intervals
+   and choose the partners' blend, and the history tail that ``predict()`` without ``df`` forecasts;
+4. trains the network on windows drawn uniformly from the whole panel's training windows on the workers,
    round after round (:class:`~forecaster.scale.window_stream.WindowStream`), with the step budget of the
-   whole panel's window count; the sample's held-out tails are excluded there too.
+   whole panel's window count, the fit's own encodings, and its held-out tails left out (every series'
+   under early stopping, as in a pandas fit; the sample's held-out series' otherwise).
 
 A panel with at most ``ANCHOR_WINDOWS`` windows is fitted whole, as ``fit(df.compute())`` would be.
 
