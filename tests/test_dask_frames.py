@@ -418,7 +418,7 @@ def test_a_dask_backtest_fold_never_reads_past_its_cutoffs(client, streamed):
     one, two = (_by_keys(r.forecasts.compute(), keys) for r in (first, second))
     fold0 = one["cutoff"].to_numpy() == one["unique_id"].map(cutoffs.set_axis(cutoffs.index.astype(str))).to_numpy()
     assert fold0.sum() > 100
-    pd.testing.assert_frame_equal(one.loc[fold0, keys + columns], two.loc[fold0, keys + columns])
+    pd.testing.assert_frame_equal(one.loc[fold0, keys + columns], two.loc[fold0, keys + columns], check_exact=True)
     assert not np.allclose(one.loc[~fold0, "seq2seq"], two.loc[~fold0, "seq2seq"])
 
 
