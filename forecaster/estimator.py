@@ -214,6 +214,7 @@ class Seq2SeqForecaster(BaseEstimator):
         train_members: MemberTrainer | None = None,
         features: FeatureSpec | None = None,
         n_windows: int | None = None,
+        offset: pd.DateOffset | None = None,
     ) -> Panel:
         """Fit on a frame that ``clean_history`` already validated; returns the panel the fit built.
 
@@ -222,11 +223,12 @@ class Seq2SeqForecaster(BaseEstimator):
         (``forecaster.scale.distributed`` passes one that trains each across processes).
         ``features`` and ``n_windows``: the covariate encodings and training windows of a whole panel
         of which ``frame`` is a sample (``forecaster.scale.window_stream`` streams the training windows from
-        every partition and fits the rest on the sample); by default both come from ``frame``.
+        every partition and fits the rest on the sample), and ``offset`` its frequency; by default all come from ``frame``.
         """
         check_params(self.get_params())
         columns, roles = self._columns(), self._roles()
-        offset = normalise_freq(self.freq) if self.freq is not None else infer_offset(frame[columns.time], frame[columns.id])
+        if offset is None:
+            offset = normalise_freq(self.freq) if self.freq is not None else infer_offset(frame[columns.time], frame[columns.id])
         units = resolve_units(self.get_params(), offset)
         season = units["season_length"]
         quantiles = training_quantiles(self.quantiles)

@@ -448,3 +448,13 @@ def test_the_workers_hold_out_and_encode_as_the_fit_does(client, data, streamed,
     assert model.features_.categories["group"][-1] == "rare"  # appended after the trained ones
     assert plans[-1].features == model.features_
     assert plans[-1].cut_every == 0 and len(plans[-1].cuts) > 0  # calibration holds out some of the sample's series
+
+
+def test_a_streamed_fit_fills_gaps_when_asked_and_names_them_otherwise(client, streamed):
+    df, _ = make_panel(n_series=20, length=48, seed=6)
+    gapped = df.drop(index=df.groupby("unique_id").head(30).groupby("unique_id").tail(5).index)  # 5 months missing in each
+    with pytest.warns(UserWarning, match="drawn on the workers"):
+        model = fast_model(fill_gaps=True, freq="MS", max_steps=30).fit(dd.from_pandas(gapped, npartitions=2))
+    assert np.isfinite(model.predict(df=gapped)["y_hat"]).all()
+    with pytest.raises(ValueError, match="have gaps in `ds`"):
+        fast_model(freq="MS", max_steps=30).fit(dd.from_pandas(gapped, npartitions=2))

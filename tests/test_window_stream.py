@@ -167,3 +167,40 @@ def test_early_stoppings_tails_are_held_out_of_every_series_and_draws_ignore_row
     again = draw_windows(shuffled, 1500, seed=1, plan=_plan(frame, cut_every=HORIZON + 1))
     np.testing.assert_array_equal(again.ids, draw.ids)
     np.testing.assert_array_equal(again.batch.past_target, draw.batch.past_target)
+
+
+def test_rounds_draw_each_partition_in_proportion_to_its_windows(frame):
+    """Every window has the same chance: a partition with most of the windows gets most of the draws."""
+    windows = [7400] + [100] * 26 + [1] * 5
+
+    def nothing(*tasks):
+        return ()
+
+    stream = WindowStream([None] * len(windows), windows, _plan(frame), batch_size=16, total_windows=0, seed=0, compute=nothing)
+    got = np.zeros(len(windows))
+    for _ in range(2000):
+        got += stream._allocate(1024)
+    stream.close()
+    share = got / got.sum()
+    expected = np.asarray(windows) / sum(windows)
+    assert share[0] == pytest.approx(expected[0], abs=0.01)  # 0.74 of the windows, 0.74 of the draws
+    assert share[1:27].mean() == pytest.approx(expected[1], rel=0.05)
+    np.testing.assert_allclose(share[1:27], expected[1:27], rtol=0.25)
+    assert got[27:].sum() > 0  # the smallest partitions are drawn too, in proportion
+
+
+def test_the_clients_sample_always_holds_a_training_window():
+    """A sample that would keep only series too short for a window is widened until it holds one."""
+    import dask.dataframe as dd
+
+    from forecaster.scale.dask_fit import _client_sample, in_sample
+
+    ids = [f"S{i}" for i in range(40)]
+    order = np.argsort(pd.util.hash_array(np.asarray(ids, dtype=object)))
+    long = ids[order[-1]]  # the id that a hash-based sample keeps last
+    rows = [(uid, t, 1.0) for uid in ids for t in pd.date_range("2000-01-01", periods=60 if uid == long else 8, freq="MS")]
+    frame = pd.DataFrame(rows, columns=["unique_id", "ds", "y"])
+    assert not in_sample(pd.Series([long]), 0.5).all()
+    with dask.config.set(scheduler="sync"):
+        sample = _client_sample(dd.from_pandas(frame, npartitions=2), COLUMNS, 1e-6, HORIZON, 3)
+    assert long in set(sample["unique_id"])

@@ -283,7 +283,7 @@ def refuse_short(ids: np.ndarray, length: np.ndarray, horizon: int) -> None:
     short = length < horizon
     if short.any():
         raise ValueError(
-            f"Series {list(np.asarray(ids)[short])[:5]} are shorter than one horizon ({horizon} periods); "
+            f"Series {np.asarray(ids)[short][:5].tolist()} are shorter than one horizon ({horizon} periods); "
             "drop them or lower `horizon`."
         )
 

@@ -43,7 +43,7 @@ from ..model.fitting import minimum_history
 from ..model.members import TrainingJob
 from ..model.params import check_params, resolve_units
 from .dispatch import is_dask_frame
-from .window_stream import StreamPlan, _flat, partition_facts, stream_trainer
+from .window_stream import StreamPlan, _flat, partition_facts, series_windows, stream_trainer
 
 __all__ = ["fit_dask", "fit_whole_series", "head_rows", "in_sample"]
 
@@ -127,11 +127,13 @@ def _offset(model, frame: pd.DataFrame) -> pd.DateOffset:
     return normalise_freq(model.freq) if model.freq is not None else infer_offset(frame[columns.time], frame[columns.id])
 
 
-def _client_sample(rows, id_col: str, fraction: float) -> pd.DataFrame:
-    """The sample's rows; a share that would keep no series (a panel of few, long series) is doubled until one is kept."""
+def _client_sample(rows, columns, fraction: float, horizon: int, min_history: int) -> pd.DataFrame:
+    """The sample's rows. A share that would keep no series with a training window (a panel of few, long series)
+    is doubled until one is kept (each try reads the frame once)."""
     while True:
-        sample = _sample(rows, id_col, fraction)
-        if len(sample) or fraction >= 1.0:
+        sample = _sample(rows, columns.id, fraction)
+        sizes = sample.groupby(columns.id, sort=False, observed=True)[columns.time].size().to_numpy()
+        if series_windows(sizes, horizon, min_history).any() or fraction >= 1.0:
             return sample
         fraction = min(2.0 * fraction, 1.0)
 
@@ -146,7 +148,7 @@ def fit_dask(model, df, fraction: float | None = None):
     Raises:
         TypeError: ``df`` is not a Dask DataFrame.
         ValueError: ``fraction`` is not in (0, 1], ``df`` lacks the id column, a partition holds bad rows
-            (named as ``fit`` names them), or the sample is empty.
+            (named as ``fit`` names them), or a share given as ``fraction`` keeps no series.
     """
     if not is_dask_frame(df):
         raise TypeError(f"`df` must be a Dask DataFrame; got {type(df).__name__}.")
@@ -179,15 +181,11 @@ def fit_whole_series(model, frame, rows=None, quiet: bool = False):
     total = sum(windows)
     if total <= ANCHOR_WINDOWS:
         return model.fit(rows.compute())  # few windows: the whole panel, exactly as a pandas fit
-    sample, tz = clean_history(_client_sample(rows, id_col, ANCHOR_WINDOWS / total), columns, roles)
-    if _offset(model, sample) != offset:
-        raise ValueError(
-            f"The series of `df` do not agree on a frequency ({offset.freqstr} in the first partition, "
-            f"{_offset(model, sample).freqstr} in a sample); pass `freq`."
-        )
+    sample = _client_sample(rows, columns, ANCHOR_WINDOWS / total, model.horizon, min_history)
+    sample, tz = clean_history(sample, columns, roles)
     features = merge_features([f.features for f in facts])
     trainer = stream_trainer(parts, windows, functools.partial(_plan, model, offset))
-    model._fit_frame(sample, tz, trainer, features, n_windows=total)
+    model._fit_frame(sample, tz, trainer, features, n_windows=total, offset=offset)
     if not quiet:
         n_series, kept = sum(f.series for f in facts), sample[id_col].nunique()
         warnings.warn(

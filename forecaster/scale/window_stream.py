@@ -1,16 +1,19 @@
 """Training windows drawn on the workers, partition by partition, and streamed to the training loop.
 
 A Dask fit (``forecaster.scale.dask_fit``) trains on windows of every series without the frame reaching
-the client. Each *round* brings ``ROUND_STEPS x batch_size`` windows: it takes the next
-``DRAWS_PER_ROUND`` partitions of a cycle through all of them in random order, and each draws a share in
-proportion to its training windows on the worker that holds (or reads) it (:func:`draw_windows`): it picks
-series in proportion to their windows, lays only those series out as a panel with the model's encodings,
-and assembles the windows exactly as a pandas fit does. The client holds the network, the round being
-trained on and the rounds the workers compute meanwhile (:class:`WindowStream`).
+the client. Each *round* brings ``ROUND_STEPS x batch_size`` windows in ``DRAWS_PER_ROUND`` draws of an
+equal share; each draw reads one partition, picked in proportion to its training windows (systematic
+sampling over the partitions in a random order, so a round's draws spread over the panel), and draws its
+share on the worker that holds (or reads) it (:func:`draw_windows`): it picks series in proportion to their
+windows, lays only those series out as a panel with the model's encodings, and assembles the windows exactly
+as a pandas fit does. The client holds the network, the round being trained on and the rounds the workers
+compute meanwhile (:class:`WindowStream`).
 
-Over a cycle every partition is read and every window has the same chance to be drawn as in a pandas fit
-(uniform over the panel's windows). What differs is that one round's batches come from
-``DRAWS_PER_ROUND`` partitions, shuffled together: partitions of many series each keep a round diverse.
+Every window of the panel has the same chance to be drawn as in a pandas fit (uniform over the panel's
+windows). What differs is that one round's batches come from at most ``DRAWS_PER_ROUND`` partitions,
+shuffled together: partitions of many series each keep a round diverse. A panel split into far more
+partitions than a fit's rounds x ``DRAWS_PER_ROUND`` reads leaves some partitions unread, as a pandas fit
+leaves some windows undrawn.
 """
 
 from __future__ import annotations
@@ -52,9 +55,8 @@ __all__ = [
 
 # Training steps of windows one round brings to the client.
 ROUND_STEPS = 512
-# Partitions a round draws its windows from: the next ones of a cycle through all partitions in random order,
-# each giving windows in proportion to its own. Every draw reads its partition, so more draws per round cost
-# the workers more reads; every partition is read once per cycle (P / DRAWS_PER_ROUND rounds).
+# Draws per round, each a read of one partition picked in proportion to its windows (``WindowStream._allocate``):
+# more draws spread a round over more partitions, for more reads on the workers.
 DRAWS_PER_ROUND = 16
 
 
@@ -150,7 +152,12 @@ def draw_windows(part: pd.DataFrame, count: int, seed: int, plan: StreamPlan) ->
         return _empty_draw()
     part = _flat(part, columns.id)
     rng = np.random.default_rng(seed)
-    sizes = part[columns.id].value_counts(sort=False)  # rows per series (the facts pass validated the partition)
+    if plan.fill_gaps:  # periods per series, gaps included (the windows of a series run over its span)
+        frame, _ = clean_history(part, columns, plan.roles)
+        _, ids, _, _, _, length = layout(frame, columns, normalise_freq(plan.freq), 0, 0, True)
+        sizes = pd.Series(length, index=pd.Index(np.asarray(ids, dtype=object)))
+    else:  # rows per series: the facts pass refused gaps, so each series has a row per period
+        sizes = part[columns.id].value_counts(sort=False)
     # In an order that depends on the ids only, not on the order of the rows.
     sizes = sizes.iloc[np.argsort(pd.util.hash_array(sizes.index.astype(str).to_numpy(dtype=object)), kind="stable")]
     ids = pd.Series(np.asarray(sizes.index, dtype=object))
@@ -202,8 +209,8 @@ def _take(batch: Batch, index: np.ndarray | slice) -> Batch:
 class WindowStream:
     """The training loop's batch source: rounds of windows drawn on the workers, the next computed while one trains.
 
-    ``parts`` are the partitions (Dask delayed objects, each of whole series) and ``windows`` their estimated
-    training windows. Call it with any generator (the training loop passes its own; the stream keeps its
+    ``parts`` are the partitions (Dask delayed objects, each of whole series) and ``windows`` their training
+    windows. Call it with any generator (the training loop passes its own; the stream keeps its
     seeded one, so a fit is repeatable on the same partitions); ``close`` drops the rounds in flight.
     """
 
@@ -226,7 +233,6 @@ class WindowStream:
         self._rng = np.random.default_rng(seed)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="window-stream")
         self._pending: deque[Future] = deque()
-        self._cycle = np.empty(0, dtype=np.int64)
         self._buffer: Batch | None = None
         self._at = 0
         self.drawn = 0  # windows received so far
@@ -239,20 +245,26 @@ class WindowStream:
         if size <= 0:
             return
         self._left -= size
-        picked = self._next_partitions()
-        counts = np.zeros(len(self._parts), dtype=np.int64)
-        counts[picked] = self._rng.multinomial(size, self._p[picked] / self._p[picked].sum())
+        counts = self._allocate(size)
         seeds = self._rng.integers(0, 2**63 - 1, size=len(counts))
         draw = dask.delayed(draw_windows, pure=False)
         tasks = [draw(self._parts[k], int(counts[k]), int(seeds[k]), self._plan) for k in np.flatnonzero(counts)]
         self._pending.append(self._pool.submit(self._compute, *tasks))
 
-    def _next_partitions(self) -> np.ndarray:
-        """The next ``DRAWS_PER_ROUND`` partitions of a cycle through them all in random order (then a new order)."""
-        while len(self._cycle) < DRAWS_PER_ROUND:
-            self._cycle = np.concatenate([self._cycle, self._rng.permutation(np.flatnonzero(self._p > 0))])
-        picked, self._cycle = self._cycle[:DRAWS_PER_ROUND], self._cycle[DRAWS_PER_ROUND:]
-        return np.unique(picked)
+    def _allocate(self, size: int) -> np.ndarray:
+        """Windows per partition for a round of ``size``: ``DRAWS_PER_ROUND`` draws of an equal share each, at points
+        spread evenly over the partitions' windows laid end to end in a random order (systematic sampling).
+
+        A partition is drawn in proportion to its windows, so every window of the panel has the same chance in
+        every round, and a round's draws are spread over the panel rather than clustered.
+        """
+        order = self._rng.permutation(np.flatnonzero(self._p > 0))
+        ends = np.cumsum(self._p[order])
+        points = (self._rng.random() + np.arange(DRAWS_PER_ROUND)) / DRAWS_PER_ROUND * ends[-1]
+        hit = order[np.minimum(np.searchsorted(ends, points, side="right"), len(order) - 1)]
+        shares = np.full(DRAWS_PER_ROUND, size // DRAWS_PER_ROUND)
+        shares[self._rng.permutation(DRAWS_PER_ROUND)[: size % DRAWS_PER_ROUND]] += 1
+        return np.bincount(hit, weights=shares, minlength=len(self._parts)).astype(np.int64)
 
     def _next_round(self) -> None:
         leftover = None if self._buffer is None else _take(self._buffer, slice(self._at, None))
