@@ -129,11 +129,7 @@ def backtest(
     horizon, step = model.horizon, model.horizon if step_size is None else step_size
     check_calendar_span(frame[columns.time], offset, len(frame))
     grouped = frame.groupby(columns.id, sort=False, observed=True)[columns.time]
-    # Every model is scored on the same windows: a fold needs a horizon plus one period of history, and a full
-    # season where the seasonal-naive baseline runs (it has no forecast from less); shorter series are skipped.
-    min_train, why = horizon + 1, ""
-    if "seasonal_naive" in baselines and season > min_train:
-        min_train, why = season, ": one season, for the seasonal-naive baseline"
+    min_train, why = min_train_periods(horizon, season, baselines)
     sliding = window == "sliding"
     folds = rolling_origins(grouped.max(), grouped.min(), offset, horizon, n_windows, step, min_train, sliding, why)
     _check_not_fitted_past(model, folds[0])
@@ -201,30 +197,15 @@ def backtest(
             last = (panel, Forecast(series[final], origins[final], forecast.quantiles[final], forecast.attention[final], account))
     scored = scored_forecasts(predictions, baseline_frames, scales, frame, columns, model, baselines)
     forecasts, metrics, quantile_metrics = scored
-    timings = pd.DataFrame(
-        [
-            {"model": MODEL_NAME, "fit_seconds": seconds["fit"], "predict_seconds": seconds["predict"]},
-            *[{"model": b, "fit_seconds": seconds[b], "predict_seconds": 0.0} for b in baselines],
-        ]
+    timings = backtest_timings(seconds, baselines)
+    settings = backtest_settings(
+        model, fitted, folds, offset, season, step, refit, window, baselines, frame[columns.id].nunique(), len(frame)
     )
-    settings = {
-        "n_series": int(frame[columns.id].nunique()),
-        "n_rows": int(len(frame)),
-        "freq": offset.freqstr,
-        "season_length": season,
-        "horizon": horizon,
-        "n_windows": n_windows,
-        "step_size": step,
-        "refit": refit,
-        "window": window,
-        "baselines": list(baselines),
-        "n_jobs": n_jobs,
-        "cutoffs": [_describe_cutoffs(f.cutoffs) for f in folds],
-        "model_params": model.get_params(),
-        "blend_weights": fitted._blend_weights(),
-        "occlusion": _occlusion_at_last_fold(fitted, train, future, columns, report),
-        "seconds": time.perf_counter() - started,
-    }
+    settings.update(
+        n_jobs=n_jobs,
+        occlusion=_occlusion_at_last_fold(fitted, train, future, columns, report),
+        seconds=time.perf_counter() - started,
+    )
     return BacktestResult(
         forecasts=forecasts,
         metrics=metrics,
@@ -236,6 +217,48 @@ def backtest(
         last_model=fitted,
         quantile_metrics=quantile_metrics,
     )
+
+
+def min_train_periods(horizon: int, season: int, baselines) -> tuple[int, str]:
+    """The history a series needs up to a cutoff to be scored in that fold, and why (for the skip reasons).
+
+    Every model is scored on the same windows: a fold needs a horizon plus one period of history, and a full
+    season where the seasonal-naive baseline runs (it has no forecast from less); shorter series are skipped.
+    """
+    if "seasonal_naive" in baselines and season > horizon + 1:
+        return season, ": one season, for the seasonal-naive baseline"
+    return horizon + 1, ""
+
+
+def backtest_timings(seconds: dict, baselines) -> pd.DataFrame:
+    """Seconds per model: ``seconds`` holds ``fit`` and ``predict`` for the model and one entry per baseline."""
+    return pd.DataFrame(
+        [
+            {"model": MODEL_NAME, "fit_seconds": seconds.get("fit", 0.0), "predict_seconds": seconds.get("predict", 0.0)},
+            *[{"model": b, "fit_seconds": seconds.get(b, 0.0), "predict_seconds": 0.0} for b in baselines],
+        ]
+    )
+
+
+def backtest_settings(
+    model, fitted, folds: list[Fold], offset, season: int, step: int, refit, window: str, baselines, n_series: int, n_rows: int
+) -> dict:
+    """The settings a backtest reports (each path adds its own: jobs, the occlusion check, the seconds)."""
+    return {
+        "n_series": int(n_series),
+        "n_rows": int(n_rows),
+        "freq": offset.freqstr,
+        "season_length": season,
+        "horizon": model.horizon,
+        "n_windows": len(folds),
+        "step_size": step,
+        "refit": refit,
+        "window": window,
+        "baselines": list(baselines),
+        "cutoffs": [_describe_cutoffs(f.cutoffs) for f in folds],
+        "model_params": model.get_params(),
+        "blend_weights": fitted._blend_weights(),
+    }
 
 
 def scored_forecasts(

@@ -33,13 +33,14 @@ from ..data.frequency import infer_offset, normalise_freq, season_length_for
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns, clean_history
 from ..evaluation.backtest import (
-    MODEL_NAME,
     _baselines,
     _check_not_fitted_past,
-    _describe_cutoffs,
     _label,
     _panel,
     _scales,
+    backtest_settings,
+    backtest_timings,
+    min_train_periods,
     scored_forecasts,
 )
 from ..evaluation.fold_forecast import check_origins, fold_data, guard_fold
@@ -195,9 +196,7 @@ def backtest_dask(
     offset = normalise_freq(model.freq) if model.freq else infer_offset(head[columns.time], head[columns.id])
     season = int(season_length or model.season_length or season_length_for(offset))
     horizon, step = model.horizon, model.horizon if step_size is None else step_size
-    min_train, why = horizon + 1, ""
-    if "seasonal_naive" in baselines and season > min_train:
-        min_train, why = season, ": one season, for the seasonal-naive baseline"
+    min_train, why = min_train_periods(horizon, season, baselines)
     levels = () if model.quantiles is None else tuple(model.quantiles)
     plan = FoldPlan(
         columns,
@@ -248,36 +247,21 @@ def backtest_dask(
             seconds[name] = seconds.get(name, 0.0) + value
     forecast_meta = next(part[4] for part in small if part[4] is not None)
     forecasts = dd.from_delayed([dask.delayed(_forecasts_of)(s, forecast_meta) for s in scored], meta=forecast_meta)
-    timings = pd.DataFrame(
-        [
-            {"model": MODEL_NAME, "fit_seconds": fit_seconds, "predict_seconds": seconds.get("predict", 0.0)},
-            *[{"model": b, "fit_seconds": seconds.get(b, 0.0), "predict_seconds": 0.0} for b in baselines],
-        ]
+    seconds["fit"] = fit_seconds
+    settings = backtest_settings(
+        model, fitted, folds, offset, season, step, refit, window, baselines, len(spans), spans["rows"].sum()
     )
-    settings = {
-        "n_series": int(len(spans)),
-        "n_rows": int(spans["rows"].sum()),
-        "freq": offset.freqstr,
-        "season_length": season,
-        "horizon": horizon,
-        "n_windows": n_windows,
-        "step_size": step,
-        "refit": refit,
-        "window": window,
-        "baselines": list(baselines),
-        "n_jobs": 1,
-        "cutoffs": [_describe_cutoffs(f.cutoffs) for f in folds],
-        "model_params": model.get_params(),
-        "blend_weights": fitted._blend_weights(),
-        "occlusion": None,
-        "seconds": time.perf_counter() - started,
-        "dask": {"partitions": len(parts), "seconds_on_workers": "predict and baseline seconds are summed over partitions"},
-    }
+    settings.update(
+        n_jobs=1,
+        occlusion=None,
+        seconds=time.perf_counter() - started,
+        dask={"partitions": len(parts), "seconds_on_workers": "predict and baseline seconds are summed over partitions"},
+    )
     return BacktestResult(
         forecasts=forecasts,
         metrics=metrics,
         skipped=pd.DataFrame(skipped, columns=["unique_id", "fold", "reason"]),
-        timings=timings,
+        timings=backtest_timings(seconds, baselines),
         settings=settings,
         attention=None,
         data=None,
