@@ -158,3 +158,43 @@ def test_a_non_finite_partner_forecast_leaves_the_network_forecast():
     np.testing.assert_array_equal(out[1], 1.0)
     values = np.zeros((2, 3, 3))
     np.testing.assert_array_equal(blend_quantiles(values, [out], [0.25], 1)[0], values[0])
+
+
+def test_the_partner_distribution_mixes_into_the_offsets_and_leaves_the_median():
+    from forecaster.partners.blend import PartnerForecast, mix_offsets
+
+    median = np.array([[10.0, 20.0], [30.0, 40.0]])
+    network = np.stack([median - 4.0, median, median + 2.0], axis=2)  # (2 windows, 2 steps, 3 levels)
+    partner = np.array([[[-2.0, 0.0, 6.0]] * 2, [[np.nan, 0.0, 1.0]] * 2])  # the second window has no distribution
+    forecast = PartnerForecast(mean=median + 1.0, offsets=partner)
+    out = mix_offsets(network, [forecast], [0.15], median_index=1, share=0.5)
+    np.testing.assert_array_equal(out[:, :, 1], median)
+    np.testing.assert_array_equal(out[0, :, 0], median[0] - 3.0)  # half of -4 and half of -2
+    np.testing.assert_array_equal(out[0, :, 2], median[0] + 4.0)
+    np.testing.assert_array_equal(out[1], network[1])  # no usable partner offsets: the network's
+    np.testing.assert_array_equal(mix_offsets(network, [forecast], [0.0], 1), network)  # a partner not blended in
+    np.testing.assert_array_equal(mix_offsets(network, [forecast._replace(offsets=None)], [0.15], 1), network)
+
+
+def test_a_model_blending_holt_winters_mixes_its_distribution_and_files_without_the_share_do_not(panel, tmp_path):
+    """The interval mixes in damped Holt-Winters' own distribution; the median does not move; old files forecast as before."""
+    import json
+
+    from test_persistence import rewrite_config
+
+    from forecaster import Seq2SeqForecaster
+
+    df, _ = panel
+    model = fast_model().fit(df)
+    assert model.state_.calibration.shape == 0.5 and model.state_.calibration.blend["holt_winters_weight"] > 0
+    assert fast_model(holt_winters_weight=0.0).fit(df).state_.calibration.shape == 0.0
+    model.save(tmp_path / "model")
+    config = json.loads((tmp_path / "model" / "config.json").read_text())
+    del config["fitted"]["calibration"]["shape"]  # a file from before the mix
+    rewrite_config(tmp_path / "model", config)
+    old = Seq2SeqForecaster.load(tmp_path / "model")
+    assert old.state_.calibration.shape == 0.0
+    mixed, unmixed = model.predict(), old.predict()
+    pd.testing.assert_series_equal(mixed["y_hat"], unmixed["y_hat"], check_exact=True)
+    assert not np.allclose(mixed["y_hat_q10"], unmixed["y_hat_q10"])
+    assert (mixed["y_hat_q10"] <= mixed["y_hat"]).all() and (mixed["y_hat_q90"] >= mixed["y_hat"]).all()

@@ -147,3 +147,40 @@ def test_as_accurate_as_statsforecast_autoets_on_simulated_seasonal_series():
 @pytest.mark.parametrize("value", [0.0, 5.0, -2.0])
 def test_a_constant_series_forecasts_its_constant(value):
     np.testing.assert_allclose(_one(np.full(30, value), 5, 12), value, atol=1e-12)
+
+
+def test_the_interval_of_a_local_level_covers_its_nominal_share_of_simulated_futures():
+    """The h-step spread follows the model's error variance: 80% intervals hold about 80% of futures, at every step.
+
+    Without the horizon growth (one-step sigma at every step) the last steps cover far less; with a
+    spread that ignores the series' own noise, the two noise groups would split far from 80%.
+    """
+    rng = np.random.default_rng(3)
+    n, length, horizon, alpha = 4000, 80, 8, 0.5
+    noise = np.where(np.arange(n) < n // 2, 1.0, 5.0)[:, None]  # two groups of series, one five times noisier
+    errors = rng.normal(size=(n, length + horizon)) * noise
+    level = 1000.0 + np.cumsum(np.concatenate([errors[:, :1], alpha * errors[:, :-1]], axis=1), axis=1)
+    y = level + errors  # y_t = l_(t-1) + e_t, l_t = l_(t-1) + alpha * e_t
+    history, future = y[:, :length], y[:, length:]
+    fit = holt_winters.holt_winters_distribution(history, np.full(n, length), horizon, 1)
+    offsets = fit.offsets([0.1, 0.9])
+    inside = (future >= fit.center + offsets[:, :, 0]) & (future <= fit.center + offsets[:, :, 1])
+    coverage = inside.mean(axis=0)
+    assert np.all(np.abs(coverage - 0.8) < 0.04), coverage
+    for group in (slice(0, n // 2), slice(n // 2, n)):
+        assert abs(inside[group].mean() - 0.8) < 0.04
+    # The spread grows as sqrt(1 + (h - 1) alpha^2) for a local level: steps 8 and 1 differ by about that ratio.
+    ratio = np.median(fit.spread[:, -1] / fit.spread[:, 0])
+    assert ratio == pytest.approx(np.sqrt(1 + 7 * alpha**2), rel=0.15)
+
+
+def test_the_distribution_centre_is_the_forecast_and_rows_keep_their_order():
+    stacked = np.stack([_seasonal(60, seed) for seed in range(5)])
+    lengths = np.array([60, 41, 55, 30, 60])
+    fit = holt_winters.holt_winters_distribution(stacked, lengths, 9, 12)
+    np.testing.assert_array_equal(fit.center, holt_winters_forecasts(stacked, lengths, 9, 12))
+    for row in range(5):
+        alone = holt_winters.holt_winters_distribution(stacked[row : row + 1, : lengths[row]], lengths[row : row + 1], 9, 12)
+        np.testing.assert_allclose(alone.spread[0], fit.spread[row], rtol=1e-12)
+        assert alone.log[0] == fit.log[row]
+    assert (np.diff(fit.spread, axis=1) >= 0).all()  # an error's variance never shrinks with the horizon

@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..data.panel import Panel
 from ..data.scaling import loss_scale, naive_error_table
-from ..partners.blend import PARTNERS, blend_quantiles, partner_forecasts
+from ..partners.blend import PARTNERS, SHAPE_WEIGHT, blend_quantiles, mix_offsets, partner_distributions
 
 # Share of the series whose last windows are held out when early stopping does not hold out every series.
 HOLDOUT_SHARE = 0.2
@@ -96,15 +96,21 @@ def plan_holdout(panel: Panel, horizon: int, min_history: int, every_series: boo
 
 @dataclass(frozen=True)
 class Calibration:
-    """What the held-out windows taught: the partners' weights and one factor per (step, level)."""
+    """What the held-out windows taught: the partners' weights and one factor per (step, level).
+
+    ``shape`` is the share of the blended partners' distributions in the quantile offsets
+    (``partners.blend.mix_offsets``), applied before the factors: ``SHAPE_WEIGHT`` when a partner
+    with a distribution is blended in, 0 otherwise and in model files written before it existed.
+    """
 
     blend: dict[str, float]  # each partner's weight (explicit ones as given)
     factors: np.ndarray | None  # (H, Q) multipliers of each quantile's offset from the median (1 at the median)
     n_windows: int  # held-out windows it was learnt from
+    shape: float = 0.0
 
     def to_dict(self) -> dict:
         factors = None if self.factors is None else [[float(v) for v in row] for row in self.factors]
-        return {"blend": dict(self.blend), "factors": factors, "n_windows": int(self.n_windows)}
+        return {"blend": dict(self.blend), "factors": factors, "n_windows": int(self.n_windows), "shape": float(self.shape)}
 
     @classmethod
     def from_dict(cls, value: Mapping) -> Calibration:
@@ -113,6 +119,7 @@ class Calibration:
             blend={str(k): float(v) for k, v in value["blend"].items()},
             factors=None if factors is None else np.asarray(factors, dtype=np.float64),
             n_windows=int(value.get("n_windows", 0)),
+            shape=float(value.get("shape", 0.0)),
         )
 
 
@@ -318,14 +325,18 @@ def calibrate(
     scale = loss_scale(table, series, origins)
     median = network_quantiles[:, :, median_index]
     active = [name for name in PARTNERS if fixed.get(name) is None or fixed[name] > 0.0]
-    partners = partner_forecasts(
-        [PARTNERS[n].fit for n in active], target, panel.first_col, origins, horizon, season_length, history, series=series
+    fits = [PARTNERS[n].fit for n in active]
+    partners = partner_distributions(
+        fits, target, panel.first_col, origins, horizon, season_length, history, series=series, levels=levels
     )
+    means = [p.mean for p in partners]
     blend = {name: 0.0 for name in PARTNERS}
     if active:
-        blend.update(choose_blend(median, partners, actual, scale, {n: fixed.get(n) for n in active}, series))
+        blend.update(choose_blend(median, means, actual, scale, {n: fixed.get(n) for n in active}, series))
     chosen = [blend[n] for n in active]
-    blended = blend_quantiles(network_quantiles, partners, chosen, median_index) if active else network_quantiles
+    blended = blend_quantiles(network_quantiles, means, chosen, median_index) if active else network_quantiles
+    shaped = any(w > 0.0 and p.offsets is not None for p, w in zip(partners, chosen, strict=True))
+    blended = mix_offsets(blended, partners, chosen, median_index, SHAPE_WEIGHT) if shaped else blended
     n_series = len(np.unique(series))
     factors = offset_factors(blended, actual, levels, median_index, n_series) if len(levels) > 1 else None
-    return Calibration(blend=blend, factors=factors, n_windows=len(series))
+    return Calibration(blend=blend, factors=factors, n_windows=len(series), shape=SHAPE_WEIGHT if shaped else 0.0)

@@ -147,6 +147,7 @@ def config_schema(version: int) -> Check:
             "blend": (mapping(real(0.0, 1.0), MAX_FEATURES), True),
             "factors": (nullable(factors), True),
             "n_windows": (integer(0, 2**31), True),
+            "shape": (real(0.0, 1.0), False),
         }
     )
     fitted = record(

@@ -25,7 +25,7 @@ from ..data.panel import Panel, build_panel, log_target, with_decomposition
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns
 from ..data.windows import assemble
-from ..partners.blend import PARTNERS, blend_quantiles, partner_forecasts
+from ..partners.blend import PARTNERS, blend_quantiles, mix_offsets, partner_distributions
 from .account import Account, network_account
 from .calibration import apply_factors
 from .network import Ensemble
@@ -167,10 +167,22 @@ def blend_partners(
     fits = [PARTNERS[name].fit for name in active]
     history = history_kept(state.input_size, panel.decomposition)
     horizon = values.shape[1]
-    partners = partner_forecasts(
-        fits, target_values(panel, state), panel.first_col, origins, horizon, state.season_length, history, series=series
+    shaped = state.calibration is not None and state.calibration.shape > 0.0
+    distributions = partner_distributions(
+        fits,
+        target_values(panel, state),
+        panel.first_col,
+        origins,
+        horizon,
+        state.season_length,
+        history,
+        series=series,
+        levels=state.quantiles if shaped else None,
     )
+    partners = [p.mean for p in distributions]
     blended = blend_quantiles(values, partners, list(active.values()), state.median_index)
+    if shaped:
+        blended = mix_offsets(blended, distributions, list(active.values()), state.median_index, state.calibration.shape)
     if account is None:
         return blended, None
     shares = [w * np.isfinite(p) for p, w in zip(partners, active.values(), strict=True)]

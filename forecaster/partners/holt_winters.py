@@ -33,6 +33,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .distribution import PartnerDistribution
+
 ALPHAS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 BETAS = (0.0, 0.005, 0.02, 0.05, 0.1)
 GAMMAS = (0.0, 0.01, 0.05, 0.1, 0.2)
@@ -54,9 +56,10 @@ class Grid(NamedTuple):
 
 
 class Fit(NamedTuple):
-    """Forecasts (N, H) of one candidate, on the modelled scale, and its AIC (N,)."""
+    """Forecasts (N, H) of one candidate on the modelled scale, their error's standard deviation (N, H), and the AIC (N,)."""
 
     forecast: np.ndarray
+    spread: np.ndarray
     aic: np.ndarray
 
 
@@ -80,8 +83,19 @@ def holt_winters_forecasts(y: np.ndarray, lengths: np.ndarray, horizon: int, sea
     """Forecasts (N, horizon) of damped Holt-Winters for the left-aligned series ``y`` (N, T).
 
     Every series needs at least 2 observations and no missing value among them; values
-    past ``lengths`` are ignored. Series are fitted in blocks that bound the state array
-    to ``BLOCK_BYTES``.
+    past ``lengths`` are ignored.
+    """
+    return holt_winters_distribution(y, lengths, horizon, season_length).center
+
+
+def holt_winters_distribution(y: np.ndarray, lengths: np.ndarray, horizon: int, season_length: int) -> PartnerDistribution:
+    """Forecast distributions of damped Holt-Winters for the left-aligned series ``y`` (N, T).
+
+    The centre is the forecast of ``holt_winters_forecasts``; the spread is the standard
+    deviation of the chosen candidate's h-step error, ``sigma * sqrt(1 + sum_{j<h} c_j^2)`` with
+    ``c_j = alpha + beta * (phi + ... + phi^j) + gamma * [j % m == 0]`` and ``sigma`` the root
+    mean square of its one-step errors (Hyndman et al., 2008, table 6.1, class 1), on the scale
+    the candidate modelled. Series are fitted in blocks that bound the state array to ``BLOCK_BYTES``.
     """
     y = np.asarray(y, dtype=float)
     lengths = np.asarray(lengths, dtype=int)
@@ -90,10 +104,12 @@ def holt_winters_forecasts(y: np.ndarray, lengths: np.ndarray, horizon: int, sea
         _forecast_block(y[i : i + per_block], lengths[i : i + per_block], horizon, season_length)
         for i in range(0, len(y), per_block)
     ]
-    return np.concatenate(parts) if parts else np.empty((0, horizon))
+    if not parts:
+        return PartnerDistribution(np.empty((0, horizon)), np.empty((0, horizon)), np.zeros(0, dtype=bool))
+    return PartnerDistribution(*(np.concatenate(column) for column in zip(*parts, strict=True)))
 
 
-def _forecast_block(y: np.ndarray, lengths: np.ndarray, horizon: int, m: int) -> np.ndarray:
+def _forecast_block(y: np.ndarray, lengths: np.ndarray, horizon: int, m: int) -> PartnerDistribution:
     order = np.argsort(-lengths, kind="stable")
     y, lengths = y[order], lengths[order]
     inside = np.arange(y.shape[1])[None, :] < lengths[:, None]
@@ -103,6 +119,8 @@ def _forecast_block(y: np.ndarray, lengths: np.ndarray, horizon: int, m: int) ->
     period = m if m >= 2 else 1
     best_aic = np.full(len(y), np.inf)
     best = np.full((len(y), horizon), np.nan)  # stays NaN where no candidate has a finite AIC
+    best_spread = np.full((len(y), horizon), np.nan)
+    best_log = np.zeros(len(y), dtype=bool)
     # Candidates from the simplest: on ties the original scale and no trend win.
     for use_log in (False, True):
         if use_log and not positive.any():
@@ -121,9 +139,10 @@ def _forecast_block(y: np.ndarray, lengths: np.ndarray, horizon: int, m: int) ->
             better = aic < best_aic
             best_aic = np.where(better, aic, best_aic)
             best = np.where(better[:, None], forecast, best)
-    out = np.empty_like(best)
-    out[order] = best
-    return out
+            best_spread = np.where(better[:, None], fit.spread, best_spread)
+            best_log = np.where(better, use_log, best_log)
+    restore = np.argsort(order, kind="stable")
+    return PartnerDistribution(best[restore], best_spread[restore], best_log[restore])
 
 
 def _initial_states(z: np.ndarray, lengths: np.ndarray, m: int, seasonal: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -213,4 +232,18 @@ def _fit(
     parameters = (5 if grid.beta.any() else 2) + np.where(seasonal, m, 0)
     smallest = np.finfo(float).tiny * lengths
     aic = lengths * np.log(np.maximum(sse[rows, best], smallest) / lengths) + 2 * parameters
-    return Fit(forecast, aic)
+    return Fit(forecast, _error_spread(grid, best, sse[rows, best], lengths, seasonal, horizon, m), aic)
+
+
+def _error_spread(
+    grid: Grid, best: np.ndarray, sse: np.ndarray, lengths: np.ndarray, seasonal: np.ndarray, horizon: int, m: int
+) -> np.ndarray:
+    """(N, H) standard deviation of each h-step error of the chosen grid points (Hyndman et al., 2008, table 6.1)."""
+    alpha, beta, phi = grid.alpha[best][:, None], grid.beta[best][:, None], grid.phi[best][:, None]
+    gamma = np.where(seasonal, grid.gamma[best], 0.0)[:, None]
+    ahead = np.arange(1, horizon)[None, :]  # j = 1 .. H - 1
+    damped = np.cumsum(phi**ahead, axis=1)  # phi + ... + phi^j
+    c = alpha + beta * damped + gamma * (ahead % m == 0)
+    growth = 1.0 + np.concatenate([np.zeros((len(best), 1)), np.cumsum(c * c, axis=1)], axis=1)
+    sigma = np.sqrt(sse / np.maximum(lengths, 1))
+    return sigma[:, None] * np.sqrt(growth)
