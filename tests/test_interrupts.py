@@ -229,3 +229,25 @@ def test_workers_exit_when_the_main_process_is_killed(clean, tmp_path):
         for pid in worker_pids:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_script_without_a_main_guard_gets_told_how_to_fit_in_worker_processes(clean, tmp_path):
+    """Spawned workers import the script; without ``if __name__ == "__main__":`` they fail, and the error says so."""
+    data = tmp_path / "data.csv"
+    clean.to_csv(data, index=False)
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import sys
+        import pandas as pd
+        sys.path.insert(0, {str(TESTS)!r})
+        from conftest import fast_model
+        df = pd.read_csv({str(data)!r}, parse_dates=["ds"])
+        fast_model(n_models=2, n_jobs=2).fit(df)
+        """)
+    )
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("concurrent.futures.process.BrokenProcessPool: A worker process of `n_jobs=2`"), last
+    assert 'if __name__ == "__main__":' in last

@@ -19,6 +19,7 @@ import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -158,6 +159,14 @@ def fit_members(job: TrainingJob, seeds: list[int], n_jobs: int, initial: list[d
         for future in as_completed(futures):
             future.result()  # the first member to fail (or an interrupt while waiting) stops the rest at once
         results = [future.result() for future in futures]
+    except BrokenProcessPool as error:
+        _terminate(pool)
+        raise BrokenProcessPool(
+            f"A worker process of `n_jobs={n_jobs}` stopped before its member was trained. Workers start with "
+            "'spawn' and import the script that runs the fit: in a script, put the code that fits under "
+            '`if __name__ == "__main__":`. A worker can also be stopped for lack of memory: try a smaller `n_jobs`, '
+            "or `n_jobs=1`."
+        ) from error
     except BaseException:
         _terminate(pool)
         raise
