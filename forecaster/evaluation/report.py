@@ -217,9 +217,15 @@ def _calibration_line(result) -> list[str]:
     calibration = getattr(state, "calibration", None)
     if calibration is None or calibration.factors is None:
         return []
+    mixed = (
+        f"mixes {1 - calibration.shape:g} x the network's with {calibration.shape:g} x damped Holt-Winters' own forecast "
+        "distribution, and "
+        if calibration.shape > 0.0
+        else ""
+    )
     return [
-        "- intervals: each quantile's offset from the median is scaled, per horizon step, so that its central "
-        f"interval held its nominal share of actuals in {calibration.n_windows} held-out windows at the end of the "
+        f"- intervals: each quantile's offset from the median {mixed}is scaled, per horizon step, so that its level "
+        f"held its nominal share of actuals in {calibration.n_windows} held-out windows at the end of the "
         "training data (last fold)"
     ]
 
