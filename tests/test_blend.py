@@ -198,3 +198,17 @@ def test_a_model_blending_holt_winters_mixes_its_distribution_and_files_without_
     pd.testing.assert_series_equal(mixed["y_hat"], unmixed["y_hat"], check_exact=True)
     assert not np.allclose(mixed["y_hat_q10"], unmixed["y_hat_q10"])
     assert (mixed["y_hat_q10"] <= mixed["y_hat"]).all() and (mixed["y_hat_q90"] >= mixed["y_hat"]).all()
+
+
+def test_a_partner_offset_counts_at_most_three_times_the_network_s():
+    """A log-scale fit to a volatile history can put its q90 at many times the series' peak; the mix bounds it."""
+    from forecaster.partners.blend import MAX_PARTNER_OFFSET, PartnerForecast, mix_offsets
+
+    median = np.full((1, 2), 100.0)
+    network = np.stack([median - 10.0, median, median + 10.0], axis=2)
+    partner = PartnerForecast(mean=median, offsets=np.array([[[-95.0, 0.0, 9.0e4]] * 2]))
+    out = mix_offsets(network, [partner], [0.15], median_index=1, share=0.5)
+    upper = 0.5 * 10.0 + 0.5 * MAX_PARTNER_OFFSET * 10.0
+    lower = -(0.5 * 10.0 + 0.5 * MAX_PARTNER_OFFSET * 10.0)
+    np.testing.assert_allclose(out[0, :, 2], 100.0 + upper)
+    np.testing.assert_allclose(out[0, :, 0], 100.0 + lower)

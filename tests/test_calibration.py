@@ -200,3 +200,30 @@ def test_the_calibration_round_trips_through_a_model_file(panel, tmp_path):
     np.testing.assert_array_equal(loaded.state_.calibration.factors, model.state_.calibration.factors)
     assert loaded.state_.calibration.blend == model.state_.calibration.blend
     pd.testing.assert_frame_equal(loaded.predict(), model.predict(), check_exact=True)
+
+
+def test_the_factors_are_learnt_on_the_offsets_the_forecast_then_scales(panel, monkeypatch):
+    """What ``offset_factors`` sees at fit is what the forecast of the same held-out windows holds before its factors."""
+    from dataclasses import replace
+
+    import forecaster.model.calibration as calibration
+
+    df, _ = panel
+    seen = {}
+    real_calibrate, real_factors = calibration.calibrate, calibration.offset_factors
+
+    def calibrate(values, target, built, series, origins, *args, **kwargs):
+        seen.update(panel=built, series=series, origins=origins)
+        return real_calibrate(values, target, built, series, origins, *args, **kwargs)
+
+    def offset_factors(quantiles, *args, **kwargs):
+        seen["quantiles"] = quantiles.copy()
+        return real_factors(quantiles, *args, **kwargs)
+
+    monkeypatch.setattr("forecaster.model.fitting.calibrate", calibrate)
+    monkeypatch.setattr(calibration, "offset_factors", offset_factors)
+    model = fast_model().fit(df)
+    assert model.state_.calibration.shape > 0  # the partner's distribution is mixed in
+    model.state_ = replace(model.state_, calibration=replace(model.state_.calibration, factors=None))
+    forecast = model._forecast(seen["panel"], seen["series"], seen["origins"])
+    np.testing.assert_allclose(forecast.quantiles, seen["quantiles"], rtol=1e-10)

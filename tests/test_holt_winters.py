@@ -184,3 +184,43 @@ def test_the_distribution_centre_is_the_forecast_and_rows_keep_their_order():
         np.testing.assert_allclose(alone.spread[0], fit.spread[row], rtol=1e-12)
         assert alone.log[0] == fit.log[row]
     assert (np.diff(fit.spread, axis=1) >= 0).all()  # an error's variance never shrinks with the horizon
+
+
+def _impulse_coefficients(alpha: float, beta: float, gamma: float, phi: float, m: int, horizon: int) -> np.ndarray:
+    """c_j, j = 1 .. horizon - 1: how much a one-step error moves the prediction j periods later, by running the recursion."""
+    level, slope, season = 0.0, 0.0, [0.0] * m
+    moved = []
+    for t in range(horizon):
+        error = 1.0 if t == 0 else 0.0  # one unit error at the first period, none after
+        prediction = level + phi * slope + season[t % m]
+        if t > 0:
+            moved.append(prediction)  # prediction of period t, moved by the error at period 0
+        level, slope = level + phi * slope + alpha * error, phi * slope + beta * error
+        season[t % m] += gamma * error
+    return np.array(moved)
+
+
+@pytest.mark.parametrize("point", [0, 7, 40, -1])
+def test_the_error_spread_is_the_recursion_s_impulse_response(point):
+    """sigma * sqrt(1 + sum c_j^2), each c_j read off the smoothing recursion itself (trend, damping and season all count)."""
+    grid = holt_winters.DAMPED_GRID
+    seasonal_points = np.flatnonzero((grid.gamma > 0) & (grid.beta > 0))
+    index = seasonal_points[point]
+    m, horizon = 4, 11
+    spread = holt_winters._error_spread(grid, np.array([index]), np.array([9.0]), np.array([4]), np.array([True]), horizon, m)
+    c = _impulse_coefficients(grid.alpha[index], grid.beta[index], grid.gamma[index], grid.phi[index], m, horizon)
+    expected = 1.5 * np.sqrt(1.0 + np.concatenate([[0.0], np.cumsum(c**2)]))  # sigma^2 = 9 / 4 degrees of freedom
+    np.testing.assert_allclose(spread[0], expected, rtol=1e-12)
+
+
+def test_a_short_history_s_spread_counts_the_fitted_states():
+    """Two seasons of history: the starting pattern is read off every observation, so sigma divides by what is left."""
+    rng = np.random.default_rng(5)
+    n, m, horizon = 3000, 12, 6
+    t = np.arange(2 * m + horizon)
+    y = 100.0 + 10 * np.sin(2 * np.pi * t / m)[None, :] + rng.normal(size=(n, len(t))) * 2.0
+    fit = holt_winters.holt_winters_distribution(y[:, : 2 * m], np.full(n, 2 * m), horizon, m)
+    offsets = fit.offsets([0.1, 0.9])
+    future = y[:, 2 * m :]
+    inside = (future >= fit.center + offsets[:, :, 0]) & (future <= fit.center + offsets[:, :, 1])
+    assert inside.mean() > 0.7  # sse / n gave about 0.5 here

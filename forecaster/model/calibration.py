@@ -335,7 +335,10 @@ def calibrate(
         blend.update(choose_blend(median, means, actual, scale, {n: fixed.get(n) for n in active}, series))
     chosen = [blend[n] for n in active]
     blended = blend_quantiles(network_quantiles, means, chosen, median_index) if active else network_quantiles
-    shaped = any(w > 0.0 and p.offsets is not None for p, w in zip(partners, chosen, strict=True))
+    shaped = any(
+        w > 0.0 and p.offsets is not None and np.isfinite(p.offsets).all(axis=(1, 2)).any()
+        for p, w in zip(partners, chosen, strict=True)
+    )
     blended = mix_offsets(blended, partners, chosen, median_index, SHAPE_WEIGHT) if shaped else blended
     n_series = len(np.unique(series))
     factors = offset_factors(blended, actual, levels, median_index, n_series) if len(levels) > 1 else None

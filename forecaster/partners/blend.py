@@ -31,6 +31,9 @@ DEFAULT_HOLT_WINTERS_WEIGHT = 0.15
 # Share of a partner's distribution in the quantile offsets from the median when the partner is
 # blended in (``mix_offsets``); chosen on the validation folds (benchmarks/README.md, twelfth round).
 SHAPE_WEIGHT = 0.5
+# A partner's offset counts at most this many times the network's (same level and step) in the mix: a
+# log-scale fit to a volatile history can put its upper quantiles at many times anything the series has seen.
+MAX_PARTNER_OFFSET = 3.0
 
 # A fit returns the forecasts (N, H), or a forecast distribution whose centre they are.
 Fitter = Callable[[np.ndarray, np.ndarray, int, int], "np.ndarray | PartnerDistribution"]
@@ -163,7 +166,8 @@ def mix_offsets(
     offsets come from one global model scaled by each window's history; the partner's follow the
     series' own one-step error and widen with the horizon as its smoothing implies. On the
     validation folds the mix lowered WQL by 3% on Tourism and 0.6% on M3 (benchmarks/README.md).
-    Where no partner has an offset (NaN, or no weight), the network's are kept.
+    A partner's offset is bounded by ``MAX_PARTNER_OFFSET`` times the network's (same side of the
+    median). Where no partner has an offset (NaN, or no weight), the network's are kept.
     """
     shapes = [p.offsets for p, w in zip(partners, weights, strict=True) if w > 0.0 and p.offsets is not None]
     if not shapes:
@@ -173,5 +177,7 @@ def mix_offsets(
     median = values[:, :, median_index : median_index + 1]
     network = values - median
     usable = np.isfinite(partner).all(axis=2, keepdims=True)
+    bound = MAX_PARTNER_OFFSET * network
+    partner = np.clip(np.where(usable, partner, 0.0), np.minimum(bound, 0.0), np.maximum(bound, 0.0))
     mixed = (1.0 - share) * network + share * np.where(usable, partner, network)
     return median + np.where(usable, mixed, network)
