@@ -161,19 +161,27 @@ def test_a_non_finite_partner_forecast_leaves_the_network_forecast():
 
 
 def test_the_partner_distribution_mixes_into_the_offsets_and_leaves_the_median():
-    from forecaster.partners.blend import PartnerForecast, mix_offsets
+    from scipy.stats import norm
 
-    median = np.array([[10.0, 20.0], [30.0, 40.0]])
-    network = np.stack([median - 4.0, median, median + 2.0], axis=2)  # (2 windows, 2 steps, 3 levels)
-    partner = np.array([[[-2.0, 0.0, 6.0]] * 2, [[np.nan, 0.0, 1.0]] * 2])  # the second window has no distribution
-    forecast = PartnerForecast(mean=median + 1.0, offsets=partner)
-    out = mix_offsets(network, [forecast], [0.15], median_index=1, share=0.5)
+    from forecaster.partners.blend import PartnerForecast, mix_offsets
+    from forecaster.partners.distribution import PartnerDistribution
+
+    levels = (0.1, 0.5, 0.9)
+    median = np.array([[10.0, 20.0], [30.0, 40.0], [50.0, 60.0]])
+    network = np.stack([median - 4.0, median, median + 2.0], axis=2)  # (3 windows, 2 steps, 3 levels)
+    spread = np.array([[2.0, 2.0], [np.nan, np.nan], [0.05, 0.05]]) / norm.ppf(0.9)  # the second window has no distribution
+    log = np.array([False, False, True])  # the third is modelled on log(y): offsets center * (exp(+-z s) - 1)
+    center = median + 1.0
+    forecast = PartnerForecast(mean=center, distribution=PartnerDistribution(center, spread, log))
+    out = mix_offsets(network, [forecast], [0.15], 1, levels, share=0.5)
     np.testing.assert_array_equal(out[:, :, 1], median)
-    np.testing.assert_array_equal(out[0, :, 0], median[0] - 3.0)  # half of -4 and half of -2
-    np.testing.assert_array_equal(out[0, :, 2], median[0] + 4.0)
+    np.testing.assert_allclose(out[0, :, 0], median[0] - 3.0)  # half of -4 and half of -2
+    np.testing.assert_allclose(out[0, :, 2], median[0] + 2.0)
     np.testing.assert_array_equal(out[1], network[1])  # no usable partner offsets: the network's
-    np.testing.assert_array_equal(mix_offsets(network, [forecast], [0.0], 1), network)  # a partner not blended in
-    np.testing.assert_array_equal(mix_offsets(network, [forecast._replace(offsets=None)], [0.15], 1), network)
+    np.testing.assert_allclose(out[2, :, 2], median[2] + 0.5 * 2.0 + 0.5 * center[2] * np.expm1(0.05))
+    np.testing.assert_allclose(out[2, :, 0], median[2] - 0.5 * 4.0 + 0.5 * center[2] * np.expm1(-0.05))
+    np.testing.assert_array_equal(mix_offsets(network, [forecast], [0.0], 1, levels), network)  # a partner not blended in
+    np.testing.assert_array_equal(mix_offsets(network, [forecast._replace(distribution=None)], [0.15], 1, levels), network)
 
 
 def test_a_model_blending_holt_winters_mixes_its_distribution_and_files_without_the_share_do_not(panel, tmp_path):
@@ -203,12 +211,28 @@ def test_a_model_blending_holt_winters_mixes_its_distribution_and_files_without_
 def test_a_partner_offset_counts_at_most_three_times_the_network_s():
     """A log-scale fit to a volatile history can put its q90 at many times the series' peak; the mix bounds it."""
     from forecaster.partners.blend import MAX_PARTNER_OFFSET, PartnerForecast, mix_offsets
+    from forecaster.partners.distribution import PartnerDistribution
 
     median = np.full((1, 2), 100.0)
     network = np.stack([median - 10.0, median, median + 10.0], axis=2)
-    partner = PartnerForecast(mean=median, offsets=np.array([[[-95.0, 0.0, 9.0e4]] * 2]))
-    out = mix_offsets(network, [partner], [0.15], median_index=1, share=0.5)
-    upper = 0.5 * 10.0 + 0.5 * MAX_PARTNER_OFFSET * 10.0
-    lower = -(0.5 * 10.0 + 0.5 * MAX_PARTNER_OFFSET * 10.0)
-    np.testing.assert_allclose(out[0, :, 2], 100.0 + upper)
-    np.testing.assert_allclose(out[0, :, 0], 100.0 + lower)
+    wild = PartnerDistribution(median, np.full((1, 2), 3.0), np.array([True]))  # q90 at 100 * exp(1.28 * 3), about 4,700
+    out = mix_offsets(network, [PartnerForecast(median, wild)], [0.15], 1, (0.1, 0.5, 0.9), share=0.5)
+    np.testing.assert_allclose(out[0, :, 2], 100.0 + 0.5 * 10.0 + 0.5 * MAX_PARTNER_OFFSET * 10.0)
+    np.testing.assert_allclose(out[0, :, 0], 100.0 - 0.5 * 10.0 - 0.5 * MAX_PARTNER_OFFSET * 10.0)  # q10 at 2, bounded too
+
+
+def test_mixing_in_blocks_of_rows_gives_the_same_quantiles(monkeypatch):
+    import forecaster.partners.blend as blend
+    from forecaster.partners.distribution import PartnerDistribution
+
+    rng = np.random.default_rng(0)
+    median = rng.uniform(50, 150, size=(25, 4))
+    network = median[..., None] + np.sort(rng.normal(0, 5, size=(25, 4, 5)), axis=2)
+    network[:, :, 2] = median
+    spread = rng.uniform(0.5, 8.0, size=(25, 4))
+    spread[3] = np.nan
+    partner = blend.PartnerForecast(median, PartnerDistribution(median, spread, rng.random(25) < 0.3))
+    levels = (0.1, 0.3, 0.5, 0.7, 0.9)
+    whole = blend.mix_offsets(network, [partner], [0.15], 2, levels)
+    monkeypatch.setattr(blend, "MIX_ROWS", 4)
+    np.testing.assert_array_equal(blend.mix_offsets(network, [partner], [0.15], 2, levels), whole)

@@ -326,9 +326,7 @@ def calibrate(
     median = network_quantiles[:, :, median_index]
     active = [name for name in PARTNERS if fixed.get(name) is None or fixed[name] > 0.0]
     fits = [PARTNERS[n].fit for n in active]
-    partners = partner_distributions(
-        fits, target, panel.first_col, origins, horizon, season_length, history, series=series, levels=levels
-    )
+    partners = partner_distributions(fits, target, panel.first_col, origins, horizon, season_length, history, series=series)
     means = [p.mean for p in partners]
     blend = {name: 0.0 for name in PARTNERS}
     if active:
@@ -336,10 +334,10 @@ def calibrate(
     chosen = [blend[n] for n in active]
     blended = blend_quantiles(network_quantiles, means, chosen, median_index) if active else network_quantiles
     shaped = any(
-        w > 0.0 and p.offsets is not None and np.isfinite(p.offsets).all(axis=(1, 2)).any()
+        w > 0.0 and p.distribution is not None and np.isfinite(p.distribution.spread).all(axis=1).any()
         for p, w in zip(partners, chosen, strict=True)
     )
-    blended = mix_offsets(blended, partners, chosen, median_index, SHAPE_WEIGHT) if shaped else blended
+    blended = mix_offsets(blended, partners, chosen, median_index, levels, SHAPE_WEIGHT) if shaped else blended
     n_series = len(np.unique(series))
     factors = offset_factors(blended, actual, levels, median_index, n_series) if len(levels) > 1 else None
     return Calibration(blend=blend, factors=factors, n_windows=len(series), shape=SHAPE_WEIGHT if shaped else 0.0)

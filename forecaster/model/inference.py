@@ -177,12 +177,13 @@ def blend_partners(
         state.season_length,
         history,
         series=series,
-        levels=state.quantiles if shaped else None,
     )
     partners = [p.mean for p in distributions]
     blended = blend_quantiles(values, partners, list(active.values()), state.median_index)
     if shaped:
-        blended = mix_offsets(blended, distributions, list(active.values()), state.median_index, state.calibration.shape)
+        blended = mix_offsets(
+            blended, distributions, list(active.values()), state.median_index, state.quantiles, state.calibration.shape
+        )
     if account is None:
         return blended, None
     shares = [w * np.isfinite(p) for p, w in zip(partners, active.values(), strict=True)]

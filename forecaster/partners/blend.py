@@ -12,6 +12,7 @@ Theta's is fixed.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -34,6 +35,8 @@ SHAPE_WEIGHT = 0.5
 # A partner's offset counts at most this many times the network's (same level and step) in the mix: a
 # log-scale fit to a volatile history can put its upper quantiles at many times anything the series has seen.
 MAX_PARTNER_OFFSET = 3.0
+# Windows mixed at a time (``mix_offsets``): bounds the partners' (rows x steps x levels) offsets.
+MIX_ROWS = 8192
 
 # A fit returns the forecasts (N, H), or a forecast distribution whose centre they are.
 Fitter = Callable[[np.ndarray, np.ndarray, int, int], "np.ndarray | PartnerDistribution"]
@@ -55,10 +58,10 @@ PARTNERS = {
 
 
 class PartnerForecast(NamedTuple):
-    """One partner's forecasts of B windows and, where the partner has a distribution, its quantile offsets."""
+    """One partner's forecasts of B windows and, where the partner has one, its forecast distribution of each."""
 
     mean: np.ndarray  # (B, H), NaN where the partner has no forecast
-    offsets: np.ndarray | None  # (B, H, Q) quantile minus median at the requested levels, NaN where none
+    distribution: PartnerDistribution | None  # B rows; NaN spread where the partner has no forecast
 
 
 def partner_forecasts(
@@ -88,13 +91,12 @@ def partner_distributions(
     season_length: int,
     history: int,
     series: np.ndarray | None = None,
-    levels: Sequence[float] | None = None,
 ) -> list[PartnerForecast]:
-    """Forecasts of each of ``fits`` from the last ``history`` periods up to each window's origin, with offsets at ``levels``.
+    """Forecasts of each of ``fits``, and distributions where a fit has them, from the last ``history`` periods to each origin.
 
     Each ``fit(left_aligned, lengths, horizon, season_length)`` is ``standard_theta_forecasts``
     or ``holt_winters_distribution``; the history is prepared once for all of them. A fit that
-    returns a distribution also gives its quantile offsets at ``levels`` (when given). ``y`` (N, W)
+    returns a distribution also gives it, one row per window. ``y`` (N, W)
     is the padded target array, ``first_col`` (N,) each row's first column (columns before
     it are padding); window ``b`` reads row ``series[b]`` (default: one window per row) up
     to column ``origins[b]`` and nothing after it. Missing targets inside a series are filled forward,
@@ -127,11 +129,13 @@ def partner_distributions(
         means = result.center.copy() if isinstance(result, PartnerDistribution) else result
         means[~np.isfinite(means).all(axis=1)] = np.nan
         outs[k].mean[usable] = means
-        if isinstance(result, PartnerDistribution) and levels is not None:
-            offsets = np.full((len(series), horizon, len(levels)), np.nan)
-            offsets[usable] = result.offsets(levels)
-            offsets[~np.isfinite(outs[k].mean).all(axis=1)] = np.nan
-            outs[k] = outs[k]._replace(offsets=offsets)
+        if isinstance(result, PartnerDistribution):
+            spread = np.full((len(series), horizon), np.nan)
+            spread[usable] = result.spread
+            spread[~np.isfinite(outs[k].mean).all(axis=1)] = np.nan
+            log = np.zeros(len(series), dtype=bool)
+            log[usable] = result.log
+            outs[k] = outs[k]._replace(distribution=PartnerDistribution(outs[k].mean, spread, log))
     return outs
 
 
@@ -156,28 +160,36 @@ def mix_offsets(
     partners: Sequence[PartnerForecast],
     weights: Sequence[float],
     median_index: int,
+    levels: Sequence[float],
     share: float = SHAPE_WEIGHT,
 ) -> np.ndarray:
-    """Quantiles (N, H, Q) whose offsets from the median mix the network's with the blended partners' distributions.
+    """Quantiles (N, H, Q) at ``levels`` whose offsets from the median mix the network's with the blended partners' distributions.
 
-    Each quantile's offset becomes ``(1 - share) * network offset + share * partner
-    offset`` (the partners with a distribution and a positive weight, averaged), a quantile average
-    of the two distributions around the blended median, which stays where it is. The network's
-    offsets come from one global model scaled by each window's history; the partner's follow the
-    series' own one-step error and widen with the horizon as its smoothing implies. On the
-    validation folds the mix lowered WQL by 3% on Tourism and 0.6% on M3 (benchmarks/README.md).
+    Each quantile's offset becomes ``(1 - share) * network offset + share * partner offset`` (the
+    partners with a distribution and a positive weight, averaged), a quantile average of the two
+    distributions around the blended median, which stays where it is. The network's offsets come
+    from one global model scaled by each window's history; the partner's follow the series' own
+    one-step error and widen with the horizon as its smoothing implies. On the validation folds
+    the mix lowered WQL by 3% on Tourism and 1% on M3 (benchmarks/README.md, twelfth round).
     A partner's offset is bounded by ``MAX_PARTNER_OFFSET`` times the network's (same side of the
-    median). Where no partner has an offset (NaN, or no weight), the network's are kept.
+    median). Where no partner has an offset (NaN, or no weight), the network's are kept. Rows are
+    mixed in blocks of ``MIX_ROWS``, so the partners' offsets never take more memory than a block.
     """
-    shapes = [p.offsets for p, w in zip(partners, weights, strict=True) if w > 0.0 and p.offsets is not None]
+    shapes = [p.distribution for p, w in zip(partners, weights, strict=True) if w > 0.0 and p.distribution is not None]
     if not shapes:
         return values
-    with np.errstate(all="ignore"):
-        partner = np.nanmean(np.stack(shapes), axis=0) if len(shapes) > 1 else shapes[0]
-    median = values[:, :, median_index : median_index + 1]
-    network = values - median
-    usable = np.isfinite(partner).all(axis=2, keepdims=True)
-    bound = MAX_PARTNER_OFFSET * network
-    partner = np.clip(np.where(usable, partner, 0.0), np.minimum(bound, 0.0), np.maximum(bound, 0.0))
-    mixed = (1.0 - share) * network + share * np.where(usable, partner, network)
-    return median + np.where(usable, mixed, network)
+    out = values.copy()
+    for start in range(0, len(values), MIX_ROWS):  # blocks of rows, to bound the temporaries
+        rows = slice(start, start + MIX_ROWS)
+        offsets = [PartnerDistribution(*(part[rows] for part in shape)).offsets(levels) for shape in shapes]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # rows without any partner offset
+            partner = np.nanmean(np.stack(offsets), axis=0) if len(offsets) > 1 else offsets[0]
+        median = values[rows, :, median_index : median_index + 1]
+        network = values[rows] - median
+        usable = np.isfinite(partner).all(axis=2, keepdims=True)
+        bound = MAX_PARTNER_OFFSET * network
+        partner = np.clip(np.where(usable, partner, 0.0), np.minimum(bound, 0.0), np.maximum(bound, 0.0))
+        mixed = (1.0 - share) * network + share * partner
+        out[rows] = median + np.where(usable, mixed, network)
+    return out
