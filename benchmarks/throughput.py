@@ -6,13 +6,15 @@ Prints batch assembly time, training steps per second for 1 and 2 torch threads,
 wall time of a 2-member ensemble (300 steps each) trained sequentially and in 2 worker
 processes, predict throughput (series per second) with and without the statistical blend, and
 the time and peak memory of each statistical partner (Theta, damped Holt-Winters) alone on
-100,000 series.
+100,000 series, and the time and peak traced memory of mixing Holt-Winters' distribution into the
+nine deciles of 100,000 forecasts.
 """
 
 from __future__ import annotations
 
 import resource
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -24,7 +26,8 @@ from forecaster.data.roles import CovariateRoles
 from forecaster.data.validation import Columns, clean_history
 from forecaster.data.windows import admissible_origins, assemble
 from forecaster.datasets import make_panel
-from forecaster.partners.holt_winters import holt_winters_forecasts
+from forecaster.partners.blend import PartnerForecast, blend_quantiles, mix_offsets
+from forecaster.partners.holt_winters import holt_winters_distribution, holt_winters_forecasts
 from forecaster.partners.standard_theta import standard_theta_forecasts
 
 
@@ -66,6 +69,7 @@ def main() -> None:
 
     for name, fit in (("Theta method", standard_theta_forecasts), ("damped Holt-Winters", holt_winters_forecasts)):
         partner_on_a_large_panel(name, fit, 100_000, 120)
+    interval_mix_on_a_large_panel(100_000, 120)
 
 
 def partner_on_a_large_panel(name: str, fit, n_series: int, length: int) -> None:
@@ -81,6 +85,27 @@ def partner_on_a_large_panel(name: str, fit, n_series: int, length: int) -> None
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{name} alone, {n_series} series of up to {length} months: {seconds:.1f} s ({per_series:.3f} ms per series)")
     print(f"  peak RSS so far: {rss:.0f} MB")
+
+
+def interval_mix_on_a_large_panel(n_series: int, length: int) -> None:
+    """Blending Holt-Winters into nine deciles of ``n_series`` forecasts: the median alone, then with its distribution too."""
+    rng = np.random.default_rng(1)
+    t = np.arange(length)
+    y = 100 + 10 * np.sin(2 * np.pi * t / 12) + 0.3 * rng.normal(0, 3, (n_series, length)).cumsum(axis=1)
+    fit = holt_winters_distribution(y, np.full(n_series, length), 18, 12)
+    partner = PartnerForecast(fit.center, fit)
+    levels = tuple(np.round(np.arange(0.1, 1.0, 0.1), 1))
+    values = 100 + np.sort(rng.normal(0, 5, (n_series, 18, len(levels))), axis=2)
+    for label, mixed in (("median blend only", False), ("median blend + the distribution mixed in", True)):
+        tracemalloc.start()
+        tick = time.perf_counter()
+        out = blend_quantiles(values, [fit.center], [0.15], 4)
+        if mixed:
+            out = mix_offsets(out, [partner], [0.15], 4, levels)
+        seconds = time.perf_counter() - tick
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        print(f"{label}, {n_series} forecasts x 18 steps x 9 levels: {seconds:.2f} s, peak traced {peak:.0f} MB")
 
 
 if __name__ == "__main__":
