@@ -6,13 +6,13 @@ import pytest
 from conftest import fast_model, future_frame
 from statsforecast.models import Theta
 
-from forecaster.partners.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, blend_quantiles, partner_forecasts
+from forecaster.partners.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, blend_quantiles, partner_distributions
 from forecaster.partners.holt_winters import holt_winters_forecasts
 from forecaster.partners.standard_theta import standard_theta_forecasts
 
 
 def theta_forecasts(y, first_col, last_col, horizon, season_length, history):
-    return partner_forecasts([standard_theta_forecasts], y, first_col, last_col, horizon, season_length, history)[0]
+    return partner_distributions([standard_theta_forecasts], y, first_col, last_col, horizon, season_length, history)[0].mean
 
 
 def _seasonal(n: int, seed: int) -> np.ndarray:
@@ -153,7 +153,7 @@ def test_a_non_finite_partner_forecast_leaves_the_network_forecast():
         return out
 
     y = np.stack([_seasonal(30, 0), _seasonal(30, 1)])
-    out = partner_forecasts([overflowing], y, np.array([0, 0]), 29, 3, 12, 30)[0]
+    out = partner_distributions([overflowing], y, np.array([0, 0]), 29, 3, 12, 30)[0].mean
     assert np.isnan(out[0]).all()
     np.testing.assert_array_equal(out[1], 1.0)
     values = np.zeros((2, 3, 3))

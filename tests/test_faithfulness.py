@@ -182,7 +182,7 @@ def test_the_account_equals_the_network_median_computed_without_it(panel, option
 
 def test_partners_read_each_window_up_to_its_own_origin_only():
     """Per-window origins give the forecasts of histories cut at those origins (the partners of refit=False backtests)."""
-    from forecaster.partners.blend import PARTNERS, partner_forecasts
+    from forecaster.partners.blend import PARTNERS, partner_distributions
 
     rng = np.random.default_rng(7)
     y = 50 + np.cumsum(rng.normal(0, 1, (3, 60)), axis=1) + 5 * np.sin(np.arange(60) / 12 * 2 * np.pi)
@@ -190,9 +190,12 @@ def test_partners_read_each_window_up_to_its_own_origin_only():
     first = np.array([0, 10, 0])
     fits = [partner.fit for partner in PARTNERS.values()]
     series, origins = np.array([0, 0, 1, 2]), np.array([59, 40, 45, 30])
-    together = partner_forecasts(fits, y, first, origins, 6, 12, 36, series=series)
+    together = partner_distributions(fits, y, first, origins, 6, 12, 36, series=series)
     for k, (row, origin) in enumerate(zip(series, origins, strict=True)):
         cut = np.where(np.arange(60) <= origin, y[row], 1e9)[None, :]  # anything after the origin is poison
-        alone = partner_forecasts(fits, cut, first[row : row + 1], origin, 6, 12, 36)
+        alone = partner_distributions(fits, cut, first[row : row + 1], origin, 6, 12, 36)
         for both, one in zip(together, alone, strict=True):
-            np.testing.assert_allclose(both[k], one[0], rtol=1e-12)
+            np.testing.assert_allclose(both.mean[k], one.mean[0], rtol=1e-12)
+            if both.distribution is not None:  # Holt-Winters' spread reads nothing after the origin either
+                np.testing.assert_allclose(both.distribution.spread[k], one.distribution.spread[0], rtol=1e-12)
+                assert both.distribution.log[k] == one.distribution.log[0]

@@ -5,7 +5,7 @@ cutoff of one panel. Either way the same function runs the network once per wind
 maps its outputs back to target units, blends in the statistical partners fitted on
 the same history up to the same origin, and returns attention from the same pass.
 Nothing here reads a column after a window's origin: the encoder through
-``windows.encoder_block``, the partners through ``partner_forecasts``.
+``windows.encoder_block``, the partners through ``partner_distributions``.
 """
 
 from __future__ import annotations

@@ -64,24 +64,6 @@ class PartnerForecast(NamedTuple):
     distribution: PartnerDistribution | None  # B rows; NaN spread where the partner has no forecast
 
 
-def partner_forecasts(
-    fits: Sequence[Fitter],
-    y: np.ndarray,
-    first_col: np.ndarray,
-    origins: np.ndarray,
-    horizon: int,
-    season_length: int,
-    history: int,
-    series: np.ndarray | None = None,
-) -> list[np.ndarray]:
-    """Forecasts (B, horizon) of each of ``fits`` from the last ``history`` periods up to each window's origin.
-
-    The means of ``partner_distributions`` (below), which says what is read.
-    """
-    outs = partner_distributions(fits, y, first_col, origins, horizon, season_length, history, series)
-    return [out.mean for out in outs]
-
-
 def partner_distributions(
     fits: Sequence[Fitter],
     y: np.ndarray,
