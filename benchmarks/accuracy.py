@@ -30,6 +30,7 @@ from forecaster.evaluation.metrics import (
     seasonal_scales,
     weighted_quantile_loss,
 )
+from forecaster.evaluation.report_tables import calibration_by_fold
 from forecaster.model.outputs import quantile_column
 
 PANELS = {
@@ -120,6 +121,8 @@ def validation(panel: str, params: dict, baselines: bool) -> pd.DataFrame:
     with pd.option_context("display.width", 250, "display.float_format", "{:.3f}".format):
         print("hit rates (share of actuals at or below each quantile):")
         print(result.calibration())
+        print("each fold on its own (one origin: a shock shared by every series moves all its hit rates):")
+        print(calibration_by_fold(result.calibration(by="fold")).to_string(index=False))
     wanted = ["mean_mase", "median_mase", "mean_smape", "rel_mase_vs_auto_ets", "coverage", "wql"]
     wanted += ["fit_seconds", "predict_seconds"]
     return summary[[c for c in wanted if c in summary.columns]]

@@ -392,6 +392,8 @@ def test_a_backtest_of_a_dask_frame_equals_the_in_process_one(client, data):
     timed = ["fit_seconds", "predict_seconds"]
     pd.testing.assert_frame_equal(lazy.summary().drop(columns=timed), eager.summary().drop(columns=timed), rtol=1e-5, atol=1e-6)
     pd.testing.assert_frame_equal(lazy.calibration(), eager.calibration(), check_exact=False, rtol=1e-9)
+    with pytest.raises(ValueError, match="pooled over folds"):
+        lazy.calibration(by="fold")
     assert _by_keys(lazy.skipped, ["unique_id", "fold"]).equals(_by_keys(eager.skipped, ["unique_id", "fold"]))
     assert lazy.settings["cutoffs"] == eager.settings["cutoffs"]
     with pytest.raises(TypeError, match="keeps its forecasts on the workers"):

@@ -16,6 +16,7 @@ import forecaster
 from forecaster.datasets import make_panel
 from forecaster.evaluation.report_html import render_html
 from forecaster.evaluation.report_tables import (
+    calibration_by_fold,
     coverage_warning,
     headline,
     hit_rate_warning,
@@ -249,6 +250,26 @@ def test_the_report_shows_wql_hit_rates_and_the_calibration_plot(report, result)
     assert "## Forecast distribution" in text and "calibration.png" in text
     header, *rows = page.table("Forecast distribution")
     assert header[-1] == "WQL" and {r[0] for r in rows} == set(result.models)
+
+
+def test_hit_rates_by_fold_are_each_folds_share_of_actuals_at_or_below_the_quantile(report, result):
+    by_fold = result.calibration(by="fold")
+    assert list(by_fold.index.names) == ["model", "fold"] and set(by_fold.index.get_level_values("fold")) == {1, 2}
+    forecasts = result.forecasts
+    first = sorted(forecasts["cutoff"].unique())[0]
+    for model, column in (("seq2seq", "seq2seq_q10"), ("auto_ets", "auto_ets_q90")):
+        rows = forecasts[(forecasts["cutoff"] == first) & forecasts[column].notna() & forecasts["y"].notna()]
+        assert by_fold.loc[(model, 1), 0.1 if column.endswith("10") else 0.9] == pytest.approx((rows["y"] <= rows[column]).mean())
+    table = calibration_by_fold(by_fold)
+    row = table[(table["fold"] == 2) & (table["model"] == "seq2seq")].iloc[0]
+    rates = by_fold.loc[("seq2seq", 2)]
+    assert row["coverage"] == pytest.approx(rates[0.9] - rates[0.1])
+    assert row["off_points"] == pytest.approx(100 * (rates - rates.index.to_numpy(dtype=float)).abs().max())
+    header, *rows = report[1].table("Calibration by fold")
+    assert header == ["fold", "model", "coverage", "worst_level", "off_points"] and len(rows) == len(table)
+    assert rows[0][:2] == ["1", "seq2seq"] and rows[-1][0] == "2"
+    with pytest.raises(ValueError, match="`by` must be None or 'fold'"):
+        result.calibration(by="cutoff")
 
 
 def test_coverage_band_is_the_nominal_level_of_the_outermost_quantiles():

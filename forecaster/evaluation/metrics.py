@@ -8,6 +8,8 @@ scale (a flat training history) yields NaN and is counted, never turned into inf
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -165,8 +167,22 @@ def weighted_quantile_loss(scores: pd.DataFrame) -> pd.Series:
     return per_level.groupby(level="model", sort=False).mean().rename("wql")
 
 
-def hit_rates(scores: pd.DataFrame) -> pd.DataFrame:
-    """Model x level: the share of actuals at or below each quantile forecast (calibrated: equal to the level)."""
-    pooled = scores.groupby(["model", "level"], sort=False)[["hits", "n"]].sum()
+def hit_rates(scores: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
+    """Model (and each key of ``by``) x level: the share of actuals at or below each quantile forecast.
+
+    A calibrated forecast's share equals the level. ``by`` names further columns of ``scores``
+    to split the rows by (``["fold"]``: one row per model and fold).
+    """
+    pooled = scores.groupby(["model", *by, "level"], sort=False)[["hits", "n"]].sum()
     rate = pooled["hits"] / pooled["n"].where(pooled["n"] > 0)
     return rate.unstack("level")
+
+
+def fold_numbers(metrics: pd.DataFrame, n_windows: int) -> pd.Series:
+    """The fold (1 = earliest) of each row of ``metrics``.
+
+    Series ending at different times have different cutoffs in one fold, so the fold is counted per
+    series from its last cutoff: a series skipped in a fold (too short) is skipped in every earlier one.
+    """
+    from_last = metrics.groupby("unique_id")["cutoff"].rank(method="dense", ascending=False).astype(int)
+    return n_windows - from_last + 1

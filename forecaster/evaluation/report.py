@@ -20,6 +20,7 @@ from .report_plots import mase_by_step, plot_calibration, plot_mase_by_step, plo
 from .report_tables import (
     COVERAGE_TOLERANCE,
     MODEL,
+    calibration_by_fold,
     code_span,
     coverage_warning,
     headline,
@@ -121,6 +122,10 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
     if len(rates):
         rates.to_csv(folder / "calibration.csv")
         tables["calibration.csv"] = rates
+        if "cutoff" in result.quantile_metrics:
+            by_fold = result.calibration(by="fold")
+            by_fold.to_csv(folder / "calibration_by_fold.csv")
+            tables["calibration_by_fold.csv"] = by_fold
         images.append(("Calibration: hit rate against nominal level", None, plot_calibration(rates, folder)))
     picks = representative_series(result.metrics, reference=reference)
     notes = _pick_notes(result.metrics, picks, reference)
@@ -287,6 +292,7 @@ def _distribution(result, summary: pd.DataFrame, rates: pd.DataFrame) -> list[st
         return []
     wql = summary["wql"].dropna().rename("WQL").to_frame()
     shown = rates.rename(columns=lambda level: f"q{level * 100:g}")
+    by_fold = _calibration_by_fold(result)
     return [
         "## Forecast distribution",
         "",
@@ -299,6 +305,25 @@ def _distribution(result, summary: pd.DataFrame, rates: pd.DataFrame) -> list[st
         markdown_table(wql, digits=4),
         "",
         markdown_table(shown),
+        "",
+        *by_fold,
+    ]
+
+
+def _calibration_by_fold(result) -> list[str]:
+    """Each fold's coverage and worst level per model: how far one origin's hit rates stray on their own."""
+    if result.settings.get("n_windows", 1) < 2 or "cutoff" not in result.quantile_metrics:
+        return []
+    table = calibration_by_fold(result.calibration(by="fold"))
+    return [
+        "### Calibration by fold",
+        "",
+        "Each fold on its own: the outermost interval's coverage and the level whose hit rate lies furthest from "
+        "it (`off_points`). Every series shares a fold's periods, so a shock common to them moves all of that "
+        "fold's hit rates together, which no calibration from data up to the origin can foresee; the spread "
+        "between folds shows how far a few origins can stray for that reason alone.",
+        "",
+        markdown_table(table),
         "",
     ]
 

@@ -11,6 +11,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from .metrics import fold_numbers
+
 MODEL = "seq2seq"
 # Readable names of the baselines, for prose and headings (tables keep the column names).
 LABELS = {"auto_ets": "AutoETS", "seasonal_naive": "seasonal naive"}
@@ -62,16 +64,6 @@ def reference_model(models: list[str], model: str = MODEL) -> str | None:
     return "auto_ets" if "auto_ets" in others else (others[0] if others else None)
 
 
-def fold_numbers(metrics: pd.DataFrame, n_windows: int) -> pd.Series:
-    """The fold (1 = earliest) of each row of ``metrics``.
-
-    Series ending at different times have different cutoffs in one fold, so the fold is counted per
-    series from its last cutoff: a series skipped in a fold (too short) is skipped in every earlier one.
-    """
-    from_last = metrics.groupby("unique_id")["cutoff"].rank(method="dense", ascending=False).astype(int)
-    return n_windows - from_last + 1
-
-
 def per_fold(metrics: pd.DataFrame, models: list[str], n_windows: int, cutoffs: list[str] | None = None) -> pd.DataFrame:
     """One row per fold and model: its cutoff, mean MASE, interval coverage and series scored."""
     frame = metrics.assign(fold=fold_numbers(metrics, n_windows))
@@ -88,6 +80,28 @@ def per_fold(metrics: pd.DataFrame, models: list[str], n_windows: int, cutoffs: 
     order = {m: i for i, m in enumerate(models)}
     table = pd.DataFrame(rows)
     return table.sort_values(["fold", "model"], key=lambda c: c.map(order) if c.name == "model" else c, ignore_index=True)
+
+
+def calibration_by_fold(rates: pd.DataFrame) -> pd.DataFrame:
+    """One row per fold and model from ``calibration(by="fold")``: the outermost interval's coverage and the worst level.
+
+    ``coverage`` is the hit rate of the highest level less that of the lowest; ``worst_level`` the
+    level whose hit rate lies furthest from it, and ``off_points`` that distance in points.
+    """
+    if not len(rates):
+        return pd.DataFrame(columns=["fold", "model", "coverage", "worst_level", "off_points"])
+    levels = np.asarray(rates.columns, dtype=float)
+    gaps = (rates - levels[None, :]).abs()
+    worst = gaps.idxmax(axis=1)
+    table = pd.DataFrame(
+        {
+            "coverage": rates.iloc[:, -1] - rates.iloc[:, 0] if len(levels) > 1 else np.nan,
+            "worst_level": worst.map(lambda level: f"q{float(level) * 100:g}"),
+            "off_points": 100 * gaps.max(axis=1),
+        }
+    )
+    table = table.reset_index()[["fold", "model", "coverage", "worst_level", "off_points"]]
+    return table.sort_values("fold", kind="stable", ignore_index=True)
 
 
 def paired(metrics: pd.DataFrame, reference: str, model: str = MODEL) -> pd.DataFrame:

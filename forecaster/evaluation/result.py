@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .metrics import hit_rates, weighted_quantile_loss
+from .metrics import fold_numbers, hit_rates, weighted_quantile_loss
 
 
 @dataclass
@@ -55,11 +55,35 @@ class BacktestResult:
             table.insert(table.columns.get_loc("coverage") + 1 if "coverage" in table else len(table.columns), "wql", wql)
         return table
 
-    def calibration(self) -> pd.DataFrame:
-        """Model x level: the share of actuals at or below each quantile forecast (calibrated: the level itself)."""
+    def calibration(self, by: str | None = None) -> pd.DataFrame:
+        """Model x level: the share of actuals at or below each quantile forecast (calibrated: the level itself).
+
+        ``by="fold"`` gives one row per (model, fold), fold 1 the earliest origin. Every series shares
+        a fold's periods, so a shock common to them (demand falling everywhere after the origin) moves
+        all of that fold's hit rates together: the pooled rates of a few folds can miss their levels by
+        more than any calibration from data up to each origin could foresee, and the folds show how much.
+
+        Raises:
+            ValueError: ``by`` is not None or ``"fold"``, or ``by="fold"`` on the backtest of a Dask
+                DataFrame (its quantile scores are pooled on the workers, without folds).
+        """
+        if by not in (None, "fold"):
+            raise ValueError(f"`by` must be None or 'fold', got {by!r}.")
         if self.quantile_metrics is None or not len(self.quantile_metrics):
             return pd.DataFrame()
-        return hit_rates(self.quantile_metrics).reindex(self.models).dropna(how="all")
+        if by is None:
+            return hit_rates(self.quantile_metrics).reindex(self.models).dropna(how="all")
+        if "cutoff" not in self.quantile_metrics:
+            raise ValueError(
+                "This backtest ran on a Dask DataFrame, whose quantile scores are pooled over folds: "
+                "`calibration(by='fold')` needs a backtest of a pandas frame."
+            )
+        scores = self.quantile_metrics
+        scores = scores.assign(fold=fold_numbers(scores, int(self.settings.get("n_windows", 0)) or _n_folds(scores)))
+        rates = hit_rates(scores, by=["fold"])
+        order = {m: i for i, m in enumerate(self.models)}
+        keys = sorted(rates.index, key=lambda key: (key[1], order.get(key[0], len(order))))
+        return rates.reindex(keys).dropna(how="all")
 
     def to_report(self, path: str | Path, title: str | None = None) -> Path:
         """Write Markdown, self-contained HTML, CSVs and PNG plots to directory ``path``.
@@ -105,3 +129,8 @@ def summarise(metrics: pd.DataFrame, timings: pd.DataFrame, models: list[str]) -
         rows.append(row)
     table = pd.DataFrame(rows).set_index("model")
     return table.join(timings.set_index("model"), how="left")
+
+
+def _n_folds(scores: pd.DataFrame) -> int:
+    """Folds in quantile scores without the backtest's settings: the most cutoffs any series has."""
+    return int(scores.groupby("unique_id")["cutoff"].nunique().max())
