@@ -319,9 +319,9 @@ def _calibration_by_fold(result) -> list[str]:
         "### Calibration by fold",
         "",
         "Each fold on its own: the outermost interval's coverage and the level whose hit rate lies furthest from "
-        "it (`off_points`). Every series shares a fold's periods, so a shock common to them moves all of that "
-        "fold's hit rates together, which no calibration from data up to the origin can foresee; the spread "
-        "between folds shows how far a few origins can stray for that reason alone.",
+        "it (`off_points`). Every series shares a fold's periods, so a shock common to them (demand falling "
+        "everywhere after the origin) moves all of that fold's hit rates together, and data up to the origin "
+        "does not show it. The spread between folds shows how far one origin's hit rates can stray.",
         "",
         markdown_table(table),
         "",

@@ -60,8 +60,8 @@ class BacktestResult:
 
         ``by="fold"`` gives one row per (model, fold), fold 1 the earliest origin. Every series shares
         a fold's periods, so a shock common to them (demand falling everywhere after the origin) moves
-        all of that fold's hit rates together: the pooled rates of a few folds can miss their levels by
-        more than any calibration from data up to each origin could foresee, and the folds show how much.
+        all of that fold's hit rates together, and data up to the origin does not show it: the folds show
+        how far one origin's rates stray, and so how far the pooled rates of a few folds can.
 
         Raises:
             ValueError: ``by`` is not None or ``"fold"``, or ``by="fold"`` on the backtest of a Dask
