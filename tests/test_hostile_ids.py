@@ -146,3 +146,12 @@ def test_rewritten_report_drops_files_of_the_previous_report_only(tmp_path, host
     assert "# second" in (out / "report.md").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
     plt.close("all")
+
+
+def test_a_report_without_quantiles_drops_the_previous_calibration_files(tmp_path, hostile_result):
+    out = tmp_path / "r"
+    hostile_result.to_report(out)
+    assert {"calibration.csv", "calibration_by_fold.csv"} <= {p.name for p in out.iterdir()}
+    dataclasses.replace(hostile_result, quantile_metrics=None).to_report(out)
+    assert not {"calibration.csv", "calibration_by_fold.csv"} & {p.name for p in out.iterdir()}
+    plt.close("all")

@@ -261,15 +261,33 @@ def test_hit_rates_by_fold_are_each_folds_share_of_actuals_at_or_below_the_quant
         rows = forecasts[(forecasts["cutoff"] == first) & forecasts[column].notna() & forecasts["y"].notna()]
         assert by_fold.loc[(model, 1), 0.1 if column.endswith("10") else 0.9] == pytest.approx((rows["y"] <= rows[column]).mean())
     table = calibration_by_fold(by_fold)
-    row = table[(table["fold"] == 2) & (table["model"] == "seq2seq")].iloc[0]
-    rates = by_fold.loc[("seq2seq", 2)]
-    assert row["coverage"] == pytest.approx(rates[0.9] - rates[0.1])
-    assert row["off_points"] == pytest.approx(100 * (rates - rates.index.to_numpy(dtype=float)).abs().max())
     header, *rows = report[1].table("Calibration by fold")
     assert header == ["fold", "model", "coverage", "worst_level", "off_points"] and len(rows) == len(table)
     assert rows[0][:2] == ["1", "seq2seq"] and rows[-1][0] == "2"
     with pytest.raises(ValueError, match="`by` must be None or 'fold'"):
         result.calibration(by="cutoff")
+
+
+def test_calibration_by_fold_reads_coverage_and_the_worst_level_whatever_the_column_order():
+    index = pd.MultiIndex.from_tuples([("seq2seq", 1), ("seq2seq", 2)], names=["model", "fold"])
+    rates = pd.DataFrame({0.9: [0.8, 0.93], 0.1: [0.25, 0.12], 0.5: [0.5, 0.44]}, index=index)
+    table = calibration_by_fold(rates)
+    assert table["coverage"].tolist() == pytest.approx([0.55, 0.81])
+    assert table["worst_level"].tolist() == ["q10", "q50"] and table["off_points"].tolist() == pytest.approx([15.0, 6.0])
+
+
+def test_folds_are_counted_per_series_when_series_end_at_different_dates():
+    df, _ = make_panel(n_series=6, length=48, short_share=0.0, missing_share=0.0)
+    ids = sorted(df["unique_id"].unique())
+    ends = df.groupby("unique_id")["ds"].transform("max")
+    df = df[~(df["unique_id"].isin(ids[:3]) & (df["ds"] > ends - pd.DateOffset(months=2)))]  # half end 2 months early
+    result = forecaster.backtest(fast_model(quantiles=[0.1, 0.9]), df, n_windows=2, baselines=(), progress=False)
+    assert result.forecasts.groupby("unique_id")["cutoff"].nunique().eq(2).all() and result.forecasts["cutoff"].nunique() == 4
+    by_fold = result.calibration(by="fold")
+    assert by_fold.index.tolist() == [("seq2seq", 1), ("seq2seq", 2)]
+    last = result.forecasts[result.forecasts["cutoff"] == result.forecasts.groupby("unique_id")["cutoff"].transform("max")]
+    assert by_fold.loc[("seq2seq", 2), 0.9] == pytest.approx((last["y"] <= last["seq2seq_q90"]).mean())
+    assert result.calibration().columns.tolist() == [0.1, 0.5, 0.9]
 
 
 def test_coverage_band_is_the_nominal_level_of_the_outermost_quantiles():

@@ -170,12 +170,12 @@ def weighted_quantile_loss(scores: pd.DataFrame) -> pd.Series:
 def hit_rates(scores: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     """Model (and each key of ``by``) x level: the share of actuals at or below each quantile forecast.
 
-    A calibrated forecast's share equals the level. ``by`` names further columns of ``scores``
-    to split the rows by (``["fold"]``: one row per model and fold).
+    A calibrated forecast's share equals the level; levels are in ascending order. ``by`` names further
+    columns of ``scores`` to split the rows by (``["fold"]``: one row per model and fold).
     """
     pooled = scores.groupby(["model", *by, "level"], sort=False)[["hits", "n"]].sum()
     rate = pooled["hits"] / pooled["n"].where(pooled["n"] > 0)
-    return rate.unstack("level")
+    return rate.unstack("level").sort_index(axis=1)
 
 
 def fold_numbers(metrics: pd.DataFrame, n_windows: int) -> pd.Series:

@@ -48,6 +48,7 @@ REPORT_FILES = (
     "relative_mase.png",
     "calibration.png",
     "calibration.csv",
+    "calibration_by_fold.csv",
     "attention_profile.png",
     *(f"{kind}_{label}.png" for kind in ("forecast", "attention") for label in ("best", "median", "worst")),
 )

@@ -90,6 +90,7 @@ def calibration_by_fold(rates: pd.DataFrame) -> pd.DataFrame:
     """
     if not len(rates):
         return pd.DataFrame(columns=["fold", "model", "coverage", "worst_level", "off_points"])
+    rates = rates.sort_index(axis=1)
     levels = np.asarray(rates.columns, dtype=float)
     gaps = (rates - levels[None, :]).abs()
     worst = gaps.idxmax(axis=1)

@@ -69,15 +69,16 @@ class BacktestResult:
         """
         if by not in (None, "fold"):
             raise ValueError(f"`by` must be None or 'fold', got {by!r}.")
-        if self.quantile_metrics is None or not len(self.quantile_metrics):
-            return pd.DataFrame()
-        if by is None:
-            return hit_rates(self.quantile_metrics).reindex(self.models).dropna(how="all")
-        if "cutoff" not in self.quantile_metrics:
+        pooled = self.quantile_metrics is not None and "cutoff" not in self.quantile_metrics
+        if by == "fold" and (pooled or not isinstance(self.forecasts, pd.DataFrame)):
             raise ValueError(
                 "This backtest ran on a Dask DataFrame, whose quantile scores are pooled over folds: "
                 "`calibration(by='fold')` needs a backtest of a pandas frame."
             )
+        if self.quantile_metrics is None or not len(self.quantile_metrics):
+            return pd.DataFrame()
+        if by is None:
+            return hit_rates(self.quantile_metrics).reindex(self.models).dropna(how="all")
         scores = self.quantile_metrics
         scores = scores.assign(fold=fold_numbers(scores, int(self.settings.get("n_windows", 0)) or _n_folds(scores)))
         rates = hit_rates(scores, by=["fold"])
