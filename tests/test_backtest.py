@@ -33,6 +33,28 @@ def test_cutoffs_are_spaced_and_end_one_horizon_before_the_series_end():
     assert folds[-1].horizon_ends["a"] == ends["a"]
 
 
+def test_a_sliding_window_never_holds_fewer_periods_than_a_fold_needs():
+    ends = pd.Series(pd.to_datetime(["2003-12-01", "2003-12-01"]), index=["long", "late"])
+    starts = pd.Series(pd.to_datetime(["2000-01-01", "2002-03-01"]), index=["long", "late"])
+    folds = rolling_origins(ends, starts, normalise_freq("MS"), 6, 3, 3, 12, sliding=True)
+    assert "late" in folds[0].skipped and "late" in folds[1].cutoffs  # 10 periods up to the first cutoff, 13 to the second
+    for fold in folds[1:]:
+        held = len(pd.date_range(fold.history_starts["late"], fold.cutoffs["late"], freq="MS"))
+        assert held == 12  # not the 10 the first fold had
+    first = len(pd.date_range(folds[0].history_starts["long"], folds[0].cutoffs["long"], freq="MS"))
+    assert all(len(pd.date_range(f.history_starts["long"], f.cutoffs["long"], freq="MS")) == first for f in folds)
+
+
+def test_a_sliding_backtest_scores_a_series_too_short_for_its_first_fold():
+    df, _ = make_panel(n_series=4, length=40, seed=3, short_share=0.0, missing_share=0.0)
+    late = df[df["unique_id"] == "S000"].tail(26)  # 8 periods up to the first cutoff, 14 to the second
+    df = pd.concat([df[df["unique_id"] != "S000"], late])
+    result = backtest(fast_model(), df, n_windows=3, refit=False, window="sliding", baselines=("seasonal_naive",), progress=False)
+    assert set(result.skipped.loc[result.skipped["unique_id"] == "S000", "fold"]) == {0}
+    scored = result.forecasts[result.forecasts["unique_id"] == "S000"]
+    assert scored["cutoff"].nunique() == 2 and np.isfinite(scored[["seq2seq", "seasonal_naive"]].to_numpy()).all()
+
+
 def test_result_frames_and_summary(result, data):
     f = result.forecasts
     assert {"unique_id", "cutoff", "ds", "y", "seq2seq", "seq2seq_q10", "seq2seq_q90", "seasonal_naive", "auto_ets"} <= set(

@@ -93,8 +93,9 @@ def backtest(
     The model is cloned and fitted per fold (``refit=True``), every ``k`` folds
     (``refit=k``) or once on the first fold's data (``refit=False``, all origins then
     scored in one forward pass). With ``model.warm_start`` each refit continues from the
-    previous fold's model instead of a fresh clone. ``window="sliding"`` keeps the first
-    fold's history length in every fold. MASE scales come from each fold's training data.
+    previous fold's model instead of a fresh clone. ``window="sliding"`` keeps each series'
+    first-fold history length in every fold (at least the periods a fold needs to score it). MASE
+    scales come from each fold's training data.
     ``n_jobs`` parallelises the statsforecast baselines. With an active Dask ``distributed`` client the
     baselines run on its workers instead (``forecaster.scale.dask_baselines``), and so do the refitted
     folds when they do not depend on each other (``refit=True`` without warm start; one task per fold,

@@ -43,7 +43,8 @@ def rolling_origins(
 
     A series whose history up to a cutoff has fewer than ``min_train`` periods is skipped
     in that fold, with the reason recorded. With ``sliding``, every fold keeps the
-    history length of the first fold (the window slides instead of expanding). ``why``
+    history length of the first fold (the window slides instead of expanding); a series too short
+    to be scored in the first fold keeps ``min_train`` periods in the folds that score it. ``why``
     explains ``min_train`` in the skip reasons. ``empty_ok``: a fold that scores no series is kept
     (empty) instead of refused; a Dask backtest folds each partition on its own, after checking the whole panel.
     """
@@ -72,8 +73,9 @@ def rolling_origins(
         }
         horizon_ends = pd.Series(grid[cut_pos + horizon], index=ends.index, name="horizon_end")
         history_starts = None
-        if sliding:
+        if sliding:  # the first fold's history, or ``min_train`` periods for a series too short to be scored there
             first_cut = end_pos - (horizon + (n_windows - 1) * step_size)
-            history_starts = pd.Series(grid[np.maximum(cut_pos - (first_cut - start_pos), 0)], index=ends.index)[~short]
+            span = np.maximum(first_cut - start_pos, min_train - 1)
+            history_starts = pd.Series(grid[np.maximum(cut_pos - span, 0)], index=ends.index)[~short]
         folds.append(Fold(k, cutoffs[~short], horizon_ends[~short], skipped, history_starts))
     return folds
