@@ -141,3 +141,72 @@ def test_short_series_are_skipped_with_a_reason():
 def test_too_many_windows_for_every_series_is_refused_before_any_fit(data):
     with pytest.raises(ValueError, match=r"Fold 1 of 8 leaves no series to score.*Lower `n_windows`"):
         backtest(fast_model(), data, n_windows=8, baselines=(), progress=False)
+
+
+def test_a_timestamp_off_the_calendar_is_refused_before_any_fold_is_cut(data):
+    stray = data.copy()
+    last = stray["ds"].max()
+    stray.loc[(stray["unique_id"] == "S001") & (stray["ds"] == last), "ds"] = last + pd.Timedelta(days=14)
+    with pytest.raises(ValueError, match=r"timestamp 2003-04-15 of series 'S001' is not on the 'MS' grid"):
+        backtest(fast_model(), stray, n_windows=2, baselines=(), progress=False)
+
+
+def test_leading_rows_without_a_target_do_not_count_as_history():
+    df, _ = make_panel(n_series=4, length=40, seed=1, short_share=0.0, missing_share=0.0, static=False)
+    df.loc[(df["unique_id"] == "S001") & (df["ds"] <= "2001-10-01"), "y"] = np.nan  # observed from 2001-11 only
+    result = backtest(fast_model(), df, n_windows=2, baselines=("seasonal_naive",), progress=False)
+    reason = result.skipped.loc[result.skipped["unique_id"] == "S001", "reason"]
+    assert len(reason) == 1 and "only 6 periods up to cutoff 2002-04-01 00:00:00 from its first observed target" in reason.iloc[0]
+    later = result.forecasts[result.forecasts["unique_id"] == "S001"]
+    assert later["cutoff"].nunique() == 1 and np.isfinite(later[["seq2seq", "seasonal_naive"]].to_numpy()).all()
+
+
+def test_covariates_given_apart_are_checked_before_they_are_joined(data):
+    model = fast_model(future_covariates=["promo"])
+    history, covariates = data.drop(columns=["promo"]), data[["unique_id", "ds", "promo"]]
+    together = backtest(model, data, n_windows=1, baselines=(), progress=False)
+    as_text = history.assign(ds=history["ds"].dt.strftime("%Y-%m-%d"))
+    apart = backtest(model, as_text, future_covariates_df=covariates, n_windows=1, baselines=(), progress=False)
+    pd.testing.assert_frame_equal(apart.forecasts, together.forecasts)
+    with pytest.raises(ValueError, match=r"`future_covariates_df` has duplicate \(unique_id, ds\) rows, first at series 'S000'"):
+        backtest(model, history, future_covariates_df=pd.concat([covariates, covariates.iloc[:1]]), n_windows=1, progress=False)
+    with pytest.raises(ValueError, match=r"`future_covariates_df` is missing column\(s\) `ds`"):
+        backtest(model, history, future_covariates_df=covariates.rename(columns={"ds": "date"}), n_windows=1, progress=False)
+    with pytest.raises(ValueError, match=r"Future-known covariate `promo` is missing at series 'S000'"):
+        backtest(model, history, future_covariates_df=covariates.iloc[1:], n_windows=1, baselines=(), progress=False)
+
+
+def test_a_backtest_gives_timestamps_back_in_the_callers_zone():
+    df, _ = make_panel(n_series=3, length=120, freq="h", seed=1, short_share=0.0, missing_share=0.0, static=False)
+    df["ds"] = df["ds"].dt.tz_localize("Europe/Berlin")
+    model = fast_model(horizon=6, input_size=24)
+    result = backtest(model, df, n_windows=2, baselines=("seasonal_naive",), progress=False)
+    forecasts = result.forecasts
+    assert str(forecasts["ds"].dt.tz) == str(forecasts["cutoff"].dt.tz) == "Europe/Berlin"
+    assert forecasts["ds"].max() == df["ds"].max()  # 23:00+01:00, not 22:00 without a zone
+    predicted = fast_model(horizon=6, input_size=24).fit(df[df["ds"] <= df["ds"].max() - pd.Timedelta(hours=6)]).predict()
+    last = forecasts[forecasts["cutoff"] == forecasts["cutoff"].max()]
+    assert sorted(last["ds"].unique()) == sorted(predicted["ds"].unique())
+    assert str(result.metrics["cutoff"].dt.tz) == "Europe/Berlin" and str(result.data["ds"].dt.tz) == "Europe/Berlin"
+
+
+def test_coverage_scores_every_model_on_the_models_outermost_levels(data):
+    result = backtest(fast_model(quantiles=[0.25, 0.5, 0.75]), data, n_windows=1, baselines=("auto_ets",), progress=False)
+    f = result.forecasts
+    inside = ((f["y"] >= f["auto_ets_q25"]) & (f["y"] <= f["auto_ets_q75"])).groupby(f["unique_id"]).mean().mean()
+    wider = ((f["y"] >= f["auto_ets_lo"]) & (f["y"] <= f["auto_ets_hi"])).groupby(f["unique_id"]).mean().mean()  # its 80%
+    assert result.summary().loc["auto_ets", "coverage"] == pytest.approx(inside) and inside < wider
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_log_target_checks_history_not_the_actuals_of_a_horizon(refit):
+    df, _ = make_panel(n_series=4, length=40, seed=1, short_share=0.0, missing_share=0.0, static=False)
+    df["y"] = df["y"].abs()
+    scored_only = df.copy()
+    scored_only.loc[(scored_only["unique_id"] == "S001") & (scored_only["ds"] == "2003-03-01"), "y"] = -1.0  # last horizon
+    result = backtest(fast_model(log_target=True), scored_only, n_windows=2, refit=refit, baselines=(), progress=False)
+    assert np.isfinite(result.forecasts["seq2seq"]).all()
+    history = df.copy()
+    history.loc[(history["unique_id"] == "S001") & (history["ds"] == "2002-06-01"), "y"] = -1.0  # the last fold's history
+    with pytest.raises(ValueError, match=r"needs non-negative targets, but `y` is -1 for series 'S001' at 2002-06-01"):
+        backtest(fast_model(log_target=True), history, n_windows=2, refit=refit, baselines=(), progress=False)

@@ -37,10 +37,14 @@ def test_loss_scale_matches_a_plain_loop_over_the_history(values, pad, season, d
 
 def _reference_mase_scale(row: np.ndarray, start: int, origin: int, season: int) -> float:
     history = row[start : origin + 1]
-    lag = season if len(history) > season else 1
-    diffs = [abs(history[t] - history[t - lag]) for t in range(lag, len(history))]
-    diffs = [d for d in diffs if np.isfinite(d)]
-    return float(np.mean(diffs)) if diffs else float("nan")
+
+    def mean_difference(lag: int) -> float:
+        diffs = [abs(history[t] - history[t - lag]) for t in range(lag, len(history))]
+        diffs = [d for d in diffs if np.isfinite(d)]
+        return float(np.mean(diffs)) if diffs else float("nan")
+
+    seasonal = mean_difference(season) if len(history) > season else float("nan")
+    return seasonal if np.isfinite(seasonal) else mean_difference(1)
 
 
 @settings(max_examples=80, deadline=None)
@@ -51,7 +55,7 @@ def _reference_mase_scale(row: np.ndarray, start: int, origin: int, season: int)
     data=st.data(),
 )
 def test_mase_scale_is_the_standard_definition_from_any_start(values, pad, season, data):
-    """Lag m when the history from its start to the origin has more than m periods, lag 1 otherwise."""
+    """Lag m when the history from its start to the origin has more than m periods and a lag-m pair, lag 1 otherwise."""
     row = np.array([np.nan] * pad + values)
     start = data.draw(st.integers(pad, len(row) - 1))
     origin = data.draw(st.integers(start, len(row) - 1))
@@ -60,6 +64,13 @@ def test_mase_scale_is_the_standard_definition_from_any_start(values, pad, seaso
     # Running sums carry an absolute error of a few ulps of the series' largest differences.
     tolerance = 1e-12 * (np.nanmax(np.abs(row)) if np.isfinite(row).any() else 1.0)
     np.testing.assert_allclose(got, _reference_mase_scale(row, start, origin, season), rtol=1e-9, atol=tolerance, equal_nan=True)
+
+
+def test_a_history_observed_only_in_its_last_periods_is_scaled_by_lag_1():
+    row = np.full(34, np.nan)
+    row[-8:] = [5.0, 7.0, 4.0, 9.0, 9.0, 6.0, 8.0, 3.0]  # a span of 34 periods, but no pair 12 apart
+    scale = mase_scale(naive_error_table(row[None], 12, np.array([0])), np.array([0]), np.array([33]))[0]
+    assert scale == pytest.approx(np.mean(np.abs(np.diff(row[-8:]))))
 
 
 def test_naive_scale_ignores_values_after_the_origin():

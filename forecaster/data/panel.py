@@ -107,6 +107,16 @@ def check_calendar_span(times: pd.Series, offset: pd.DateOffset, n_rows: int) ->
         )
 
 
+def check_on_grid(times: pd.Series, ids: pd.Series, offset: pd.DateOffset, argument: str = "df") -> None:
+    """Raise ``ValueError`` naming the first timestamp (and its series) that is not on the ``offset`` calendar.
+
+    A backtest places its cutoffs on that calendar before any fit checks the data, so a stray
+    timestamp would otherwise drop its series from every fold under a wrong cutoff.
+    """
+    if len(times):
+        _positions(times, build_grid(times.min(), times.max(), offset, 0, 0), ids, offset, argument)
+
+
 def _positions(times: pd.Series, grid: pd.DatetimeIndex, ids: pd.Series, offset: pd.DateOffset, argument: str) -> np.ndarray:
     pos = grid.get_indexer(pd.DatetimeIndex(times.to_numpy()))
     off = pos < 0

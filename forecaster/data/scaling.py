@@ -97,9 +97,11 @@ def _both_lags(
     """The standard MASE scale of each window and its lag-1 scale (NaN where no pair is left)."""
     series, origins = np.asarray(series), np.asarray(origins)
     starts = table.first_col[series] if starts is None else np.asarray(starts)
-    seasonal = (origins - starts + 1) > table.season_length
     by_season = _lag_mean(table, 0, series, origins, starts)
     by_period = _lag_mean(table, 1, series, origins, starts)
+    # Lag m needs a history of more than m periods and at least one observed lag-m pair (missing values
+    # can leave none, e.g. a series observed only in its last few periods); lag 1 otherwise.
+    seasonal = ((origins - starts + 1) > table.season_length) & np.isfinite(by_season)
     return np.where(seasonal, by_season, by_period), by_period
 
 
@@ -109,7 +111,7 @@ def mase_scale(table: NaiveErrorTable, series: np.ndarray, origins: np.ndarray, 
     The standard definition (M4, utilsforecast's ``mase``, statsforecast's experiments): the
     mean absolute lag-``m`` difference of the history from ``starts`` (default: the series'
     first column) up to and including the origin when that history has more than ``m``
-    periods, the lag-1 difference otherwise. Pairs with a missing value are skipped; NaN
+    periods and an observed lag-``m`` pair, the lag-1 difference otherwise. Pairs with a missing value are skipped; NaN
     when no pair is left. A zero scale stays zero (the caller decides what it means).
     """
     return _both_lags(table, series, origins, starts)[0]

@@ -181,6 +181,31 @@ def _check_statics(frame: pd.DataFrame, columns: Columns, roles: CovariateRoles)
             raise ValueError(f"Static covariate `{name}` holds inf.")
 
 
+def merge_covariates(
+    df: pd.DataFrame, covariates: pd.DataFrame, columns: Columns, roles: CovariateRoles, argument: str = "future_covariates_df"
+) -> tuple[pd.DataFrame, str | None]:
+    """``df`` with the future-known covariates it lacks taken from ``covariates`` (same ids and timestamps), and its zone.
+
+    Both frames are checked before they are joined, so an error names the frame at fault: a missing
+    column, an unparseable or duplicated timestamp. Timestamps are matched as ``clean_history`` reads
+    them (strings parsed, zones made naive), and the returned token restores ``df``'s zone. A row of
+    ``df`` without its covariates is left NaN, which ``clean_history`` then refuses by name.
+    """
+    _require_frame(df, "df")
+    _require_frame(covariates, argument)
+    _require_columns(df, [columns.id, columns.time], "df")
+    wanted = [name for name in roles.future if name not in df.columns]
+    _require_columns(covariates, [columns.id, columns.time, *wanted], argument)
+    history = df.copy()
+    history[columns.time], tz = _to_naive_times(df[columns.time], columns.time)
+    extra = covariates.loc[:, [columns.id, columns.time, *wanted]].copy()
+    extra[columns.time], _ = _to_naive_times(extra[columns.time], columns.time, tz)
+    _check_duplicates(extra, columns, argument)
+    if history[columns.id].dtype != extra[columns.id].dtype:  # e.g. categorical ids in one frame, strings in the other
+        history[columns.id], extra[columns.id] = history[columns.id].astype(object), extra[columns.id].astype(object)
+    return history.merge(extra, on=[columns.id, columns.time], how="left", validate="many_to_one"), tz
+
+
 def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRoles, tz_token: str | None = None) -> pd.DataFrame:
     """Validate a frame of future-known covariates for the horizon.
 

@@ -18,10 +18,10 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..data.frequency import infer_offset, normalise_freq, season_length_for
-from ..data.panel import Panel, check_calendar_span
+from ..data.panel import Panel, check_calendar_span, check_on_grid
 from ..data.roles import LeakageError
 from ..data.scaling import mase_scale, naive_error_table
-from ..data.validation import Columns, clean_history
+from ..data.validation import Columns, clean_history, merge_covariates, restore_zone
 from ..estimator import Seq2SeqForecaster
 from ..model.inference import Forecast, model_panel, state_units, target_values
 from ..model.outputs import attention_frame, forecast_frame, quantile_column
@@ -33,7 +33,7 @@ from .fold_forecast import check_origins, fold_data, guard_fold, submit_folds
 from .metrics import quantile_columns, score_forecasts, score_quantiles
 from .progress import Progress
 from .result import BacktestResult
-from .splits import Fold, rolling_origins
+from .splits import Fold, rolling_origins, series_spans
 
 MODEL_NAME = "seq2seq"
 
@@ -64,12 +64,12 @@ def _prepare(model: Seq2SeqForecaster, df: pd.DataFrame, future_covariates_df: p
     """The whole frame validated once (with future-known covariates merged in when given apart)."""
     check_params(model.get_params())
     columns, roles = model._columns(), model._roles()
-    data = df
-    if future_covariates_df is not None:
-        extra = [c for c in roles.future if c in future_covariates_df.columns and c not in df.columns]
-        data = df.merge(future_covariates_df[[columns.id, columns.time, *extra]], on=[columns.id, columns.time], how="left")
-    frame, _ = clean_history(data, columns, roles)
-    return frame, columns, roles
+    if future_covariates_df is None:
+        frame, tz = clean_history(df, columns, roles)
+        return frame, columns, roles, tz
+    merged, tz = merge_covariates(df, future_covariates_df, columns, roles)
+    frame, _ = clean_history(merged, columns, roles)
+    return frame, columns, roles, tz
 
 
 def backtest(
@@ -124,15 +124,16 @@ def backtest(
             **arguments,
         )
     started = time.perf_counter()
-    frame, columns, roles = _prepare(model, df, future_covariates_df)
+    frame, columns, roles, tz = _prepare(model, df, future_covariates_df)
     offset = normalise_freq(model.freq) if model.freq else infer_offset(frame[columns.time], frame[columns.id])
     season = int(season_length or model.season_length or season_length_for(offset))
     horizon, step = model.horizon, model.horizon if step_size is None else step_size
     check_calendar_span(frame[columns.time], offset, len(frame))
-    grouped = frame.groupby(columns.id, sort=False, observed=True)[columns.time]
+    check_on_grid(frame[columns.time], frame[columns.id], offset)
+    ends, starts = series_spans(frame, columns.id, columns.time, columns.target)
     min_train, why = min_train_periods(horizon, season, baselines)
     sliding = window == "sliding"
-    folds = rolling_origins(grouped.max(), grouped.min(), offset, horizon, n_windows, step, min_train, sliding, why)
+    folds = rolling_origins(ends, starts, offset, horizon, n_windows, step, min_train, sliding, why)
     _check_not_fitted_past(model, folds[0])
     template = clone(model).set_params(freq=offset.freqstr)
 
@@ -184,7 +185,7 @@ def backtest(
     if not refit_every and window == "expanding":  # one panel, every fold's cutoffs as origins of one pass
         tick = time.perf_counter()
         report.step(f"forecasting all {len(folds)} folds' origins in one pass")
-        panel = _panel(fitted, frame[frame[columns.id].isin(_scored_ids(folds))], columns)
+        panel = _panel(fitted, _history_only(frame[frame[columns.id].isin(_scored_ids(folds))], folds, columns), columns)
         series, origins = _fold_windows(panel, folds)
         forecast = fitted._forecast(panel, series, origins)
         predictions.append(_label(panel, forecast, fitted, model))
@@ -207,13 +208,19 @@ def backtest(
         occlusion=_occlusion_at_last_fold(fitted, train, future, columns, report),
         seconds=time.perf_counter() - started,
     )
+    if tz:  # the caller's time zone, as ``predict`` gives it back (the work above is on naive timestamps)
+        settings["cutoffs"] = [_describe_cutoffs(with_zone(f.cutoffs, tz)) for f in folds]
+        forecasts = forecasts.assign(**{c: with_zone(forecasts[c], tz) for c in (columns.time, "cutoff")})
+        metrics = metrics.assign(cutoff=with_zone(metrics["cutoff"], tz))
+        quantile_metrics = quantile_metrics.assign(cutoff=with_zone(quantile_metrics["cutoff"], tz))
+        frame = frame.assign(**{columns.time: with_zone(frame[columns.time], tz)})
     return BacktestResult(
         forecasts=forecasts,
         metrics=metrics,
         skipped=pd.DataFrame(skipped, columns=["unique_id", "fold", "reason"]),
         timings=timings,
         settings=settings,
-        attention=attention_frame(*last, columns.id, columns.time, None, include_padding=True),
+        attention=attention_frame(*last, columns.id, columns.time, tz, include_padding=True),
         data=frame,
         last_model=fitted,
         quantile_metrics=quantile_metrics,
@@ -328,6 +335,21 @@ def _panel(fitted: Seq2SeqForecaster, frame: pd.DataFrame, columns: Columns) -> 
     )
 
 
+def _history_only(frame: pd.DataFrame, folds: list[Fold], columns: Columns) -> pd.DataFrame:
+    """``frame`` with the targets after each series' last cutoff hidden (NaN): the one-pass panel forecasts from
+    the cutoffs and never reads them, and the scores take the actuals from ``frame`` itself. A value only a
+    horizon holds is not history, so a check of history (``log_target``'s non-negative targets) must not see it,
+    as it does not in a refitted fold.
+    """
+    last = frame[columns.id].map(folds[-1].cutoffs)
+    for fold in folds[-2::-1]:  # a series skipped in the last fold is scored up to an earlier one's cutoff
+        last = last.fillna(frame[columns.id].map(fold.cutoffs))
+    after = (frame[columns.time] > last).to_numpy()
+    if not after.any():
+        return frame
+    return frame.assign(**{columns.target: frame[columns.target].mask(after)})
+
+
 def _scored_ids(folds: list[Fold]) -> pd.Index:
     return pd.Index(sorted({uid for fold in folds for uid in fold.cutoffs.index}, key=str))
 
@@ -398,17 +420,29 @@ def _baselines(
     return base.assign(cutoff=base[columns.id].map(fold.cutoffs))
 
 
+def with_zone(times: pd.Series, tz: str) -> pd.Series:
+    """Naive timestamps (as the backtest works on them) back in the caller's zone (``validation.restore_zone``)."""
+    return pd.Series(restore_zone(pd.DatetimeIndex(times), tz), index=times.index, name=times.name)
+
+
 def _describe_cutoffs(cutoffs: pd.Series) -> str:
     low, high = cutoffs.min(), cutoffs.max()
     return str(low.date() if low == low.normalize() else low) + ("" if low == high else f" .. {high}")
 
 
 def _interval_columns(model: Seq2SeqForecaster, baselines) -> dict[str, tuple[str, str]]:
+    """Each model's (lower, upper) columns for ``coverage``: the model's outermost quantiles for every model.
+
+    The baselines are scored on the same interval as the model (their quantiles at its levels), so the
+    coverage column compares like with like; without model quantiles, their 80% interval.
+    """
     intervals = {b: (f"{b}_lo", f"{b}_hi") for b in baselines}
     if model.quantiles is not None and len(model.quantiles) >= 2:
         names = _quantile_renames(model)
-        lo, hi = min(model.quantiles), max(model.quantiles)
-        intervals[MODEL_NAME] = (names[quantile_column(float(lo))], names[quantile_column(float(hi))])
+        lo, hi = float(min(model.quantiles)), float(max(model.quantiles))
+        intervals[MODEL_NAME] = (names[quantile_column(lo)], names[quantile_column(hi)])
+        columns = _quantile_columns(model, baselines)
+        intervals |= {b: (columns[b][lo], columns[b][hi]) for b in baselines}
     return intervals
 
 

@@ -20,7 +20,8 @@ from ..model.outputs import quantile_column
 def seasonal_scale(history: np.ndarray, season_length: int) -> float:
     """MASE scale of one training history (see :func:`forecaster.data.scaling.mase_scale`).
 
-    Lag ``m`` when the history has more than ``m`` periods, lag 1 otherwise; NaN pairs skipped.
+    Lag ``m`` when the history has more than ``m`` periods and an observed lag-``m`` pair, lag 1 otherwise;
+    NaN pairs skipped.
     """
     history = np.asarray(history, dtype=np.float64)
     if len(history) < 2:

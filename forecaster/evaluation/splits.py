@@ -27,6 +27,18 @@ class Fold:
     history_starts: pd.Series | None = None
 
 
+def series_spans(frame: pd.DataFrame, id_col: str, time_col: str, target_col: str) -> tuple[pd.Series, pd.Series]:
+    """Each series' last timestamp and its first with an observed target: the span its folds are cut from.
+
+    Leading rows without a target are no history: a fold whose cutoff falls among them would hand
+    the model and the baselines nothing to forecast from, so they do not count toward ``min_train``.
+    """
+    ends = frame.groupby(id_col, sort=False, observed=True)[time_col].max()
+    observed = frame[frame[target_col].notna()]
+    starts = observed.groupby(id_col, sort=False, observed=True)[time_col].min().reindex(ends.index)
+    return ends, starts.fillna(ends)
+
+
 def rolling_origins(
     ends: pd.Series,
     starts: pd.Series,
@@ -68,7 +80,7 @@ def rolling_origins(
                 f"{min_train} periods up to its origin (the longest has {longest}). Lower `n_windows` or `step_size`."
             )
         skipped = {
-            uid: f"only {n} periods up to cutoff {cut} (needs {min_train}{why})"
+            uid: f"only {n} periods up to cutoff {cut} from its first observed target (needs {min_train}{why})"
             for uid, n, cut in zip(ends.index[short], periods[short], cutoffs[short], strict=False)
         }
         horizon_ends = pd.Series(grid[cut_pos + horizon], index=ends.index, name="horizon_end")

@@ -46,7 +46,7 @@ from ..evaluation.backtest import (
 from ..evaluation.fold_forecast import check_origins, fold_data, guard_fold
 from ..evaluation.progress import Progress
 from ..evaluation.result import BacktestResult
-from ..evaluation.splits import Fold, rolling_origins
+from ..evaluation.splits import Fold, rolling_origins, series_spans
 from .dask_fit import _by_whole_series, fit_whole_series, head_rows
 from .dask_frames import _shipped
 from .window_stream import _flat
@@ -86,8 +86,8 @@ def _origins(ends: pd.Series, starts: pd.Series, plan: FoldPlan, empty_ok: bool)
 
 def _folds(frame: pd.DataFrame, plan: FoldPlan) -> list[Fold]:
     """One partition's folds: its series' cutoffs, which depend on each series' own span only."""
-    grouped = frame.groupby(plan.columns.id, sort=False, observed=True)[plan.columns.time]
-    return _origins(grouped.max(), grouped.min(), plan, empty_ok=True)
+    ends, starts = series_spans(frame, plan.columns.id, plan.columns.time, plan.columns.target)
+    return _origins(ends, starts, plan, empty_ok=True)
 
 
 def series_span(part: pd.DataFrame, plan: FoldPlan) -> pd.DataFrame:
@@ -96,8 +96,9 @@ def series_span(part: pd.DataFrame, plan: FoldPlan) -> pd.DataFrame:
     if part.empty:
         return pd.DataFrame({"first": pd.Series(dtype="datetime64[ns]"), "last": pd.Series(dtype="datetime64[ns]"), "rows": []})
     frame = _clean(part, plan)
-    grouped = frame.groupby(columns.id, sort=False, observed=True)[columns.time]
-    return pd.DataFrame({"first": grouped.min(), "last": grouped.max(), "rows": grouped.size()})
+    ends, starts = series_spans(frame, columns.id, columns.time, columns.target)
+    rows = frame.groupby(columns.id, sort=False, observed=True)[columns.time].size()
+    return pd.DataFrame({"first": starts, "last": ends, "rows": rows})
 
 
 def fold_rows(part: pd.DataFrame, index: int, plan: FoldPlan, meta: pd.DataFrame) -> pd.DataFrame:
