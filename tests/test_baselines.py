@@ -110,3 +110,17 @@ def test_no_baselines_and_unknown_baselines():
     assert run_baselines(train, 6, "MS", 12, names=()).empty
     with pytest.raises(ValueError, match="Unknown baseline"):
         run_baselines(train, 6, "MS", 12, names=("naive_forever",))
+
+
+def test_ids_of_mixed_types_are_kept_as_given():
+    rng = np.random.default_rng(0)
+    ds = pd.date_range("2000-01-01", periods=30, freq="MS")
+    named = {1: "one", "b": "b", 2.5: "two and a half"}
+    train = pd.concat([pd.DataFrame({"unique_id": uid, "ds": ds, "y": rng.gamma(5.0, size=30)}) for uid in named])
+    mixed = run_baselines(train, 6, "MS", 12, ("seasonal_naive",), level=None)
+    as_text = run_baselines(train.assign(unique_id=train["unique_id"].map(named)), 6, "MS", 12, ("seasonal_naive",), level=None)
+    assert list(pd.unique(mixed["unique_id"])) == [1, "b", 2.5]
+    np.testing.assert_array_equal(
+        mixed.assign(unique_id=mixed["unique_id"].map(named)).sort_values(["unique_id", "ds"])["seasonal_naive"],
+        as_text.sort_values(["unique_id", "ds"])["seasonal_naive"],
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 import warnings
 from collections.abc import Sequence
 
@@ -53,6 +54,9 @@ def run_baselines(
         "auto_ets": lambda: AutoETS(season_length=season_length, alias="auto_ets"),
     }
     data = train[[id_col, time_col, target_col]].rename(columns={id_col: "unique_id", time_col: "ds", target_col: "y"})
+    # statsforecast sorts the ids: integer codes stand in for them, so ids of mixed types (1, "b", 2.5) work too.
+    codes, ids = pd.factorize(data["unique_id"], sort=False)
+    data = data.assign(unique_id=codes)
     data = data.assign(y=data.groupby("unique_id", sort=False)["y"].ffill())
     data = data.assign(y=data.groupby("unique_id", sort=False)["y"].bfill())
     bounds = {float(q): _interval_bound(float(q)) for q in quantiles if float(q) != 0.5}
@@ -62,6 +66,7 @@ def run_baselines(
         warnings.simplefilter("ignore")
         out = engine.forecast(df=data, h=horizon, level=levels or None)
     out = out.reset_index() if "unique_id" not in out.columns else out
+    out["unique_id"] = ids.take(out["unique_id"].to_numpy(dtype=np.int64))
     renames = {"unique_id": id_col, "ds": time_col}
     for n in names:
         renames[f"{n}-lo-{level}"] = f"{n}_lo"
@@ -74,6 +79,8 @@ def run_baselines(
     out = out.rename(columns=renames)
     out = out[[c for c in out.columns if "-lo-" not in c and "-hi-" not in c]]  # statsforecast's own interval columns
     for n in names:
-        if not np.isfinite(out[n].to_numpy(dtype=float)).all():
-            raise FloatingPointError(f"Baseline `{n}` produced non-finite forecasts.")
+        bad = ~np.isfinite(out[n].to_numpy(dtype=float))
+        if bad.any():
+            series = reprlib.repr(list(pd.unique(out.loc[bad, id_col])))
+            raise FloatingPointError(f"Baseline `{n}` produced non-finite forecasts for series {series}.")
     return out
