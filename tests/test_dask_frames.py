@@ -460,3 +460,14 @@ def test_a_streamed_fit_fills_gaps_when_asked_and_names_them_otherwise(client, s
     assert np.isfinite(model.predict(df=gapped)["y_hat"]).all()
     with pytest.raises(ValueError, match="have gaps in `ds`"):
         fast_model(freq="MS", max_steps=30).fit(dd.from_pandas(gapped, npartitions=2))
+
+
+def test_a_dask_backtest_refuses_a_timestamp_off_the_calendar(client, data):
+    from forecaster import backtest
+
+    df, _ = data
+    stray = df.copy()
+    last = stray["ds"].max()
+    stray.loc[(stray["unique_id"] == "S001") & (stray["ds"] == last), "ds"] = last + pd.Timedelta(days=14)
+    with pytest.raises(ValueError, match=r"series 'S001' is not on the 'MS' grid"):
+        backtest(fast_model(), dd.from_pandas(stray, npartitions=3), n_windows=2, baselines=(), progress=False)

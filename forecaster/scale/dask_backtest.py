@@ -30,6 +30,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..data.frequency import infer_offset, normalise_freq, season_length_for
+from ..data.panel import check_on_grid
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns, clean_history
 from ..evaluation.backtest import (
@@ -96,6 +97,7 @@ def series_span(part: pd.DataFrame, plan: FoldPlan) -> pd.DataFrame:
     if part.empty:
         return pd.DataFrame({"first": pd.Series(dtype="datetime64[ns]"), "last": pd.Series(dtype="datetime64[ns]"), "rows": []})
     frame = _clean(part, plan)
+    check_on_grid(frame[columns.time], frame[columns.id], normalise_freq(plan.freq))  # before cutoffs are placed on it
     ends, starts = series_spans(frame, columns.id, columns.time, columns.target)
     rows = frame.groupby(columns.id, sort=False, observed=True)[columns.time].size()
     return pd.DataFrame({"first": starts, "last": ends, "rows": rows})
