@@ -176,6 +176,32 @@ def test_covariates_given_apart_are_checked_before_they_are_joined(data):
         backtest(model, history, future_covariates_df=covariates.iloc[1:], n_windows=1, baselines=(), progress=False)
 
 
+def test_one_pass_backtest_of_categorical_ids_whose_series_end_apart():
+    df, _ = make_panel(n_series=4, length=36, seed=1, short_share=0.0, missing_share=0.0, static=False)
+    from_end = df.groupby("unique_id").cumcount(ascending=False)
+    df = df[from_end >= df["unique_id"].map({"S000": 0, "S001": 2, "S002": 1, "S003": 3})]  # ends 0-3 months apart
+    as_text = backtest(fast_model(), df, n_windows=2, refit=False, baselines=(), progress=False)
+    categories = df.assign(unique_id=df["unique_id"].astype("category"))
+    categorical = backtest(fast_model(), categories, n_windows=2, refit=False, baselines=(), progress=False)
+    assert categorical.forecasts["cutoff"].nunique() > 2  # the series' last cutoffs differ
+    got = categorical.forecasts.assign(unique_id=categorical.forecasts["unique_id"].astype(str))
+    pd.testing.assert_frame_equal(got, as_text.forecasts)
+
+
+def test_zoned_and_naive_timestamps_are_not_joined():
+    df, _ = make_panel(n_series=3, length=120, freq="h", seed=1, short_share=0.0, missing_share=0.0, static=False)
+    df["ds"] = df["ds"].dt.tz_localize("Europe/Berlin")
+    history, covariates = df.drop(columns=["promo"]), df[["unique_id", "ds", "promo"]]
+    model = fast_model(horizon=6, input_size=24, future_covariates=["promo"])
+    together = backtest(model, df, n_windows=1, baselines=(), progress=False)
+    elsewhere = covariates.assign(ds=covariates["ds"].dt.tz_convert("America/New_York"))  # the same instants
+    apart = backtest(model, history, future_covariates_df=elsewhere, n_windows=1, baselines=(), progress=False)
+    pd.testing.assert_frame_equal(apart.forecasts, together.forecasts)
+    naive = covariates.assign(ds=covariates["ds"].dt.tz_localize(None))
+    with pytest.raises(ValueError, match=r"`df` has time-zone-aware `ds` and `future_covariates_df` naive ones"):
+        backtest(model, history, future_covariates_df=naive, n_windows=1, baselines=(), progress=False)
+
+
 def test_a_backtest_gives_timestamps_back_in_the_callers_zone():
     df, _ = make_panel(n_series=3, length=120, freq="h", seed=1, short_share=0.0, missing_share=0.0, static=False)
     df["ds"] = df["ds"].dt.tz_localize("Europe/Berlin")

@@ -471,3 +471,24 @@ def test_a_dask_backtest_refuses_a_timestamp_off_the_calendar(client, data):
     stray.loc[(stray["unique_id"] == "S001") & (stray["ds"] == last), "ds"] = last + pd.Timedelta(days=14)
     with pytest.raises(ValueError, match=r"series 'S001' is not on the 'MS' grid"):
         backtest(fast_model(), dd.from_pandas(stray, npartitions=3), n_windows=2, baselines=(), progress=False)
+
+
+def test_a_dask_backtest_refuses_partitions_on_different_calendars(client, monkeypatch):
+    """Refused while the spans are read, before cutoffs are placed and any fold is fitted."""
+    import forecaster.scale.dask_backtest as dask_backtest
+    from forecaster import backtest
+
+    def never(*args, **kwargs):
+        raise AssertionError("a fold was fitted")
+
+    monkeypatch.setattr(dask_backtest, "fit_whole_series", never)
+
+    def daily(uid: str, hour: int) -> pd.DataFrame:
+        ds = pd.date_range("2020-01-01", periods=60, freq="D") + pd.Timedelta(hours=hour)
+        return pd.DataFrame({"unique_id": uid, "ds": ds, "y": np.sin(np.arange(60)) + 5.0})
+
+    df = pd.concat([daily("a", 0), daily("b", 12)], ignore_index=True)  # each on a daily calendar, not the same one
+    ddf = dd.from_pandas(df, npartitions=2)
+    assert ddf.npartitions == 2
+    with pytest.raises(ValueError, match=r"timestamp 2020-01-01 12:00:00 of series 'b' is not on the 'D' grid"):
+        backtest(fast_model(freq="D", season_length=7), ddf, n_windows=2, baselines=(), progress=False)

@@ -199,7 +199,14 @@ def merge_covariates(
     history = df.copy()
     history[columns.time], tz = _to_naive_times(df[columns.time], columns.time)
     extra = covariates.loc[:, [columns.id, columns.time, *wanted]].copy()
-    extra[columns.time], _ = _to_naive_times(extra[columns.time], columns.time, tz)
+    times, other = _to_naive_times(extra[columns.time], columns.time)  # parsed, and its own zone (None: naive)
+    if (tz is None) != (other is None):  # naive wall times against zoned ones: no way to tell which instants match
+        zoned, naive = ("df", argument) if tz else (argument, "df")
+        raise ValueError(f"`{zoned}` has time-zone-aware `{columns.time}` and `{naive}` naive ones; give both in the same zone.")
+    if tz is not None:  # the same instants, read as df's are (its zone, its wall or UTC times)
+        zone = tz.split(":", 1)[1]
+        times, _ = _to_naive_times(pd.to_datetime(extra[columns.time]).dt.tz_convert(zone), columns.time, tz)
+    extra[columns.time] = times
     _check_duplicates(extra, columns, argument)
     if history[columns.id].dtype != extra[columns.id].dtype:  # e.g. categorical ids in one frame, strings in the other
         history[columns.id], extra[columns.id] = history[columns.id].astype(object), extra[columns.id].astype(object)

@@ -341,9 +341,10 @@ def _history_only(frame: pd.DataFrame, folds: list[Fold], columns: Columns) -> p
     horizon holds is not history, so a check of history (``log_target``'s non-negative targets) must not see it,
     as it does not in a refitted fold.
     """
-    last = frame[columns.id].map(folds[-1].cutoffs)
+    ids = frame[columns.id].astype(object)  # a categorical id column would map to categoricals of timestamps
+    last = ids.map(folds[-1].cutoffs)
     for fold in folds[-2::-1]:  # a series skipped in the last fold is scored up to an earlier one's cutoff
-        last = last.fillna(frame[columns.id].map(fold.cutoffs))
+        last = last.fillna(ids.map(fold.cutoffs))
     after = (frame[columns.time] > last).to_numpy()
     if not after.any():
         return frame

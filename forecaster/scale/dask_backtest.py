@@ -219,6 +219,10 @@ def backtest_dask(
     report = Progress(progress, n_windows, "backtest")
     report.step("reading every partition once: validation and each series' span")
     spans = pd.concat(dask.compute(*[dask.delayed(series_span)(part, plan) for part in parts]))
+    # Each partition checked its rows on a calendar from its own first timestamp; the series' ends, on one calendar,
+    # tie those calendars together (daily data at 00:00 in one partition and 12:00 in another is refused here).
+    ends = pd.concat([spans["first"], spans["last"]])
+    check_on_grid(ends.reset_index(drop=True), ends.index.to_series().reset_index(drop=True), offset)
     folds = _origins(spans["last"], spans["first"], plan, empty_ok=False)  # the whole panel's folds: refused as in process
     _check_not_fitted_past(model, folds[0])
     template = clone(model).set_params(freq=offset.freqstr)
