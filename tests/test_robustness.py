@@ -106,6 +106,14 @@ def test_timezone_aware_timestamps_come_back_in_their_zone(clean):
     assert forecast["ds"].iloc[0] == pd.Timestamp("2003-01-01", tz="Europe/Paris")
 
 
+def test_a_midnight_that_occurs_twice_keeps_its_date():
+    from forecaster.data.validation import restore_zone
+
+    days = pd.date_range("2023-11-01", periods=8, freq="D")  # Havana's clocks go back at midnight on 2023-11-05
+    restored = restore_zone(days, "wall:America/Havana")
+    assert not restored.isna().any() and (restored.tz_localize(None) == days).all()
+
+
 @pytest.mark.parametrize("ids", ["int", "str"])
 def test_integer_and_string_ids_survive_fit_predict_and_save(clean, ids, tmp_path):
     codes = clean["unique_id"].str[1:].astype(int) + 100

@@ -92,12 +92,17 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
 
 
 def restore_zone(times: pd.DatetimeIndex, tz_token: str | None) -> pd.DatetimeIndex:
-    """Undo :func:`_to_naive_times` on output timestamps."""
+    """Undo :func:`_to_naive_times` on output timestamps.
+
+    A wall time that occurs twice (midnight where clocks go back at midnight, as in America/Havana)
+    is given its first occurrence: a day's date is what daily data means, and NaT would lose it.
+    """
     if not tz_token:
         return times
     mode, tz = tz_token.split(":", 1)
     if mode == "wall":
-        return times.tz_localize(tz, ambiguous="NaT", nonexistent="shift_forward")
+        first = np.ones(len(times), dtype=bool)  # the first of two occurrences (the one still in daylight time)
+        return times.tz_localize(tz, ambiguous=first, nonexistent="shift_forward")
     return times.tz_localize("UTC").tz_convert(tz)
 
 
