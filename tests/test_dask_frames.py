@@ -492,3 +492,18 @@ def test_a_dask_backtest_refuses_partitions_on_different_calendars(client, monke
     assert ddf.npartitions == 2
     with pytest.raises(ValueError, match=r"timestamp 2020-01-01 12:00:00 of series 'b' is not on the 'D' grid"):
         backtest(fast_model(freq="D", season_length=7), ddf, n_windows=2, baselines=(), progress=False)
+
+
+def test_a_dask_backtest_gives_timestamps_back_in_the_callers_zone(client):
+    from forecaster import backtest
+
+    df, _ = make_panel(n_series=6, length=120, freq="h", seed=1, short_share=0.0, missing_share=0.0, static=False)
+    df["ds"] = df["ds"].dt.tz_localize("Europe/Berlin")
+    model = fast_model(horizon=6, input_size=24, future_covariates=["promo"])
+    eager = backtest(model, df, n_windows=2, baselines=("seasonal_naive",), progress=False)
+    lazy = backtest(model, dd.from_pandas(df, npartitions=2), n_windows=2, baselines=("seasonal_naive",), progress=False)
+    got = lazy.forecasts.compute()
+    assert str(got["ds"].dt.tz) == str(got["cutoff"].dt.tz) == str(lazy.metrics["cutoff"].dt.tz) == "Europe/Berlin"
+    assert got["ds"].max() == df["ds"].max() and lazy.settings["cutoffs"] == eager.settings["cutoffs"]
+    keys = ["unique_id", "cutoff", "ds"]
+    pd.testing.assert_frame_equal(_by_keys(got, keys), _by_keys(eager.forecasts, keys), check_exact=False, rtol=1e-5, atol=1e-5)

@@ -36,6 +36,7 @@ from ..data.validation import Columns, clean_history
 from ..evaluation.backtest import (
     _baselines,
     _check_not_fitted_past,
+    _describe_cutoffs,
     _label,
     _panel,
     _scales,
@@ -43,6 +44,7 @@ from ..evaluation.backtest import (
     backtest_timings,
     min_train_periods,
     scored_forecasts,
+    with_zone,
 )
 from ..evaluation.fold_forecast import check_origins, fold_data, guard_fold
 from ..evaluation.progress import Progress
@@ -76,8 +78,12 @@ class FoldPlan:
 
 
 def _clean(part: pd.DataFrame, plan: FoldPlan) -> pd.DataFrame:
-    frame, _ = clean_history(_flat(part, plan.columns.id), plan.columns, plan.roles)
-    return frame
+    return _clean_with_zone(part, plan)[0]
+
+
+def _clean_with_zone(part: pd.DataFrame, plan: FoldPlan) -> tuple[pd.DataFrame, str | None]:
+    """The partition validated as ``fit`` validates it, on naive timestamps, and the token that restores its zone."""
+    return clean_history(_flat(part, plan.columns.id), plan.columns, plan.roles)
 
 
 def _origins(ends: pd.Series, starts: pd.Series, plan: FoldPlan, empty_ok: bool) -> list[Fold]:
@@ -122,6 +128,7 @@ class PartitionScores:
     quantiles: pd.DataFrame | None
     skipped: list[dict] = field(default_factory=list)
     seconds: dict = field(default_factory=dict)
+    tz: str | None = None  # restores the caller's zone (``validation.restore_zone``), already applied to the frames
 
 
 def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) -> PartitionScores:
@@ -129,7 +136,7 @@ def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) 
     if part.empty:
         return PartitionScores(None, None, None)
     columns, roles = plan.columns, plan.roles
-    frame = _clean(part, plan)
+    frame, tz = _clean_with_zone(part, plan)
     offset = normalise_freq(plan.freq)
     predictions, scales, baseline_frames, skipped, seconds = [], [], [], [], {"predict": 0.0}
     for fold in _folds(frame, plan):
@@ -155,7 +162,10 @@ def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) 
         predictions, baseline_frames, scales, frame, columns, template, plan.baselines
     )
     pooled = quantiles.groupby(["model", "level"], sort=False)[QUANTILE_SUMS].sum().reset_index()
-    return PartitionScores(forecasts, metrics, pooled, skipped, seconds)
+    if tz:  # the caller's zone, as the in-process backtest and ``predict`` give it back
+        forecasts = forecasts.assign(**{c: with_zone(forecasts[c], tz) for c in ("ds", "cutoff")})
+        metrics = metrics.assign(cutoff=with_zone(metrics["cutoff"], tz))
+    return PartitionScores(forecasts, metrics, pooled, skipped, seconds, tz)
 
 
 def _forecasts_of(scores: PartitionScores, meta: pd.DataFrame) -> pd.DataFrame:
@@ -165,7 +175,7 @@ def _forecasts_of(scores: PartitionScores, meta: pd.DataFrame) -> pd.DataFrame:
 def _small_parts(scores: PartitionScores) -> tuple:
     """What the client gathers of a partition: all but its forecasts (of which only the empty frame, for the types)."""
     empty = None if scores.forecasts is None else scores.forecasts.iloc[:0]
-    return scores.metrics, scores.quantiles, scores.skipped, scores.seconds, empty
+    return scores.metrics, scores.quantiles, scores.skipped, scores.seconds, empty, scores.tz
 
 
 def backtest_dask(
@@ -258,6 +268,9 @@ def backtest_dask(
     settings = backtest_settings(
         model, fitted, folds, offset, season, step, refit, window, baselines, len(spans), spans["rows"].sum()
     )
+    tz = next((part[5] for part in small if part[5]), None)
+    if tz:
+        settings["cutoffs"] = [_describe_cutoffs(with_zone(f.cutoffs, tz)) for f in folds]
     settings.update(
         n_jobs=1,
         occlusion=None,
