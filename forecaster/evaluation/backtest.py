@@ -210,9 +210,7 @@ def backtest(
     )
     if tz:  # the caller's time zone, as ``predict`` gives it back (the work above is on naive timestamps)
         settings["cutoffs"] = [_describe_cutoffs(with_zone(f.cutoffs, tz)) for f in folds]
-        forecasts = forecasts.assign(**{c: with_zone(forecasts[c], tz) for c in (columns.time, "cutoff")})
-        metrics = metrics.assign(cutoff=with_zone(metrics["cutoff"], tz))
-        quantile_metrics = quantile_metrics.assign(cutoff=with_zone(quantile_metrics["cutoff"], tz))
+        forecasts, metrics, quantile_metrics = in_zone(forecasts, metrics, quantile_metrics, tz=tz)
         frame = frame.assign(**{columns.time: with_zone(frame[columns.time], tz)})
     return BacktestResult(
         forecasts=forecasts,
@@ -424,6 +422,13 @@ def _baselines(
 def with_zone(times: pd.Series, tz: str) -> pd.Series:
     """Naive timestamps (as the backtest works on them) back in the caller's zone (``validation.restore_zone``)."""
     return pd.Series(restore_zone(pd.DatetimeIndex(times), tz), index=times.index, name=times.name)
+
+
+def in_zone(forecasts: pd.DataFrame, *scores: pd.DataFrame, tz: str) -> tuple[pd.DataFrame, ...]:
+    """``scored_forecasts``' frames with their ``ds`` and ``cutoff`` columns (where they have them) in the caller's zone."""
+    return tuple(
+        frame.assign(**{c: with_zone(frame[c], tz) for c in ("ds", "cutoff") if c in frame}) for frame in (forecasts, *scores)
+    )
 
 
 def _describe_cutoffs(cutoffs: pd.Series) -> str:

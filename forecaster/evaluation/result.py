@@ -80,7 +80,8 @@ class BacktestResult:
         if by is None:
             return hit_rates(self.quantile_metrics).reindex(self.models).dropna(how="all")
         scores = self.quantile_metrics
-        scores = scores.assign(fold=fold_numbers(scores, int(self.settings.get("n_windows", 0)) or _n_folds(scores)))
+        # A series scored in the first fold is scored in every fold, so the most cutoffs a series has is the fold count.
+        scores = scores.assign(fold=fold_numbers(scores, int(scores.groupby("unique_id")["cutoff"].nunique().max())))
         rates = hit_rates(scores, by=["fold"])
         order = {m: i for i, m in enumerate(self.models)}
         keys = sorted(rates.index, key=lambda key: (key[1], order.get(key[0], len(order))))
@@ -130,8 +131,3 @@ def summarise(metrics: pd.DataFrame, timings: pd.DataFrame, models: list[str]) -
         rows.append(row)
     table = pd.DataFrame(rows).set_index("model")
     return table.join(timings.set_index("model"), how="left")
-
-
-def _n_folds(scores: pd.DataFrame) -> int:
-    """Folds in quantile scores without the backtest's settings: the most cutoffs any series has."""
-    return int(scores.groupby("unique_id")["cutoff"].nunique().max())

@@ -93,9 +93,10 @@ def holt_winters_distribution(y: np.ndarray, lengths: np.ndarray, horizon: int, 
 
     The centre is the forecast of ``holt_winters_forecasts``; the spread is the standard
     deviation of the chosen candidate's h-step error, ``sigma * sqrt(1 + sum_{j<h} c_j^2)`` with
-    ``c_j = alpha + beta * (phi + ... + phi^j) + gamma * [j % m == 0]`` and ``sigma`` the root
-    mean square of its one-step errors (Hyndman et al., 2008, table 6.1, class 1), on the scale
-    the candidate modelled. Series are fitted in blocks that bound the state array to ``BLOCK_BYTES``.
+    ``c_j = alpha + beta * (phi + ... + phi^j) + gamma * [j % m == 0]`` and ``sigma^2`` the sum of its
+    squared one-step errors over the observations left after its fitted parameters and initial states
+    (Hyndman et al., 2008, table 6.1, class 1), on the scale the candidate modelled. Series are
+    fitted in blocks that bound the state array to ``BLOCK_BYTES``.
     """
     y = np.asarray(y, dtype=float)
     lengths = np.asarray(lengths, dtype=int)

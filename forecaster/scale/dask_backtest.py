@@ -42,6 +42,7 @@ from ..evaluation.backtest import (
     _scales,
     backtest_settings,
     backtest_timings,
+    in_zone,
     min_train_periods,
     scored_forecasts,
     with_zone,
@@ -163,8 +164,7 @@ def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) 
     )
     pooled = quantiles.groupby(["model", "level"], sort=False)[QUANTILE_SUMS].sum().reset_index()
     if tz:  # the caller's zone, as the in-process backtest and ``predict`` give it back
-        forecasts = forecasts.assign(**{c: with_zone(forecasts[c], tz) for c in ("ds", "cutoff")})
-        metrics = metrics.assign(cutoff=with_zone(metrics["cutoff"], tz))
+        forecasts, metrics = in_zone(forecasts, metrics, tz=tz)
     return PartitionScores(forecasts, metrics, pooled, skipped, seconds, tz)
 
 
