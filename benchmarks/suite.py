@@ -1,0 +1,216 @@
+"""The validation suite: the judge of every default.
+
+Scores the defaults, AutoETS and seasonal naive with rolling origins on fourteen panels, all cut from
+training parts (no origin reads a test part):
+
+- M3 yearly, quarterly, monthly and other; Tourism quarterly and yearly (official training parts);
+- fpp3 ``aus_accommodation`` (8 states) and ``aus_arrivals`` (4 origins), quarterly, each whole panel with its
+  last 8 quarters left unscored (kept for a final check, as a test part would be);
+- fixed-seed draws of 20 and of 50 series from the training parts of M3 monthly, M3 quarterly and Tourism
+  quarterly (the small-panel draws).
+
+Each panel gets 3 origins, ``ceil(h / 2)`` periods apart, the last one ``h`` before the end of its part.
+Per panel it prints MASE, WQL (9 levels), 80% coverage (pooled over origins) and fit + predict seconds of each
+model, each as a ratio to AutoETS, then the geometric means of the ratios over the suite and over its groups
+(small: the draws and fpp3; large: the whole training parts). AutoETS runs once on a short panel before any
+timing, so no one-off compilation is counted; every model runs in this one process, one thread each.
+
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py                        # the whole suite
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels small         # draws and fpp3 only
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --model '{"init": "pretrained"}' --label prior
+
+``--out`` (default ``benchmarks/results/suite.csv``) gets one row per panel and model; rows of another
+``--label`` already in the file are kept, so variants can be compared in one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from forecaster import Seq2SeqForecaster, backtest
+from forecaster.datasets import load_fpp3, load_m3, load_tourism
+
+N_ORIGINS = 3
+DRAW_SEED = 2026
+MODEL = "seq2seq"
+BASELINES = ("seasonal_naive", "auto_ets")
+OUT = Path(__file__).parent / "results" / "suite.csv"
+
+
+def _draw(frame: pd.DataFrame, n: int, seed: int = DRAW_SEED) -> pd.DataFrame:
+    """``n`` series drawn at random (a fixed seed) from a panel."""
+    ids = np.sort(frame["unique_id"].unique())
+    chosen = np.random.default_rng(seed).choice(ids, size=n, replace=False)
+    return frame[frame["unique_id"].isin(chosen)].reset_index(drop=True)
+
+
+def _without_last(frame: pd.DataFrame, periods: int) -> pd.DataFrame:
+    """Each series without its last ``periods`` rows: kept unscored, as a test part would be."""
+    rank = frame.groupby("unique_id").cumcount(ascending=False)
+    return frame[rank >= periods].reset_index(drop=True)
+
+
+def _m3(group: str, n: int | None = None) -> Callable[[], tuple[pd.DataFrame, int, int, str]]:
+    def load() -> tuple[pd.DataFrame, int, int, str]:
+        df, info = load_m3(group, "train")
+        return (df if n is None else _draw(df, n)), info.horizon, info.season_length, info.freq
+
+    return load
+
+
+def _tourism(group: str, n: int | None = None) -> Callable[[], tuple[pd.DataFrame, int, int, str]]:
+    def load() -> tuple[pd.DataFrame, int, int, str]:
+        df, info = load_tourism(group, "train")
+        return (df if n is None else _draw(df, n)), info.horizon, info.season_length, info.freq
+
+    return load
+
+
+def _fpp3(item: str) -> Callable[[], tuple[pd.DataFrame, int, int, str]]:
+    def load() -> tuple[pd.DataFrame, int, int, str]:
+        df, info = load_fpp3(item)
+        return _without_last(df, info.horizon), info.horizon, info.season_length, info.freq
+
+    return load
+
+
+# Panel -> (group, loader). Small: the draws and fpp3; large: whole training parts.
+PANELS: dict[str, tuple[str, Callable[[], tuple[pd.DataFrame, int, int, str]]]] = {
+    "m3_monthly_draw20": ("small", _m3("monthly", 20)),
+    "m3_monthly_draw50": ("small", _m3("monthly", 50)),
+    "m3_quarterly_draw20": ("small", _m3("quarterly", 20)),
+    "m3_quarterly_draw50": ("small", _m3("quarterly", 50)),
+    "tourism_quarterly_draw20": ("small", _tourism("quarterly", 20)),
+    "tourism_quarterly_draw50": ("small", _tourism("quarterly", 50)),
+    "fpp3_aus_accommodation": ("small", _fpp3("aus_accommodation")),
+    "fpp3_aus_arrivals": ("small", _fpp3("aus_arrivals")),
+    "m3_yearly": ("large", _m3("yearly")),
+    "m3_quarterly": ("large", _m3("quarterly")),
+    "m3_monthly": ("large", _m3("monthly")),
+    "m3_other": ("large", _m3("other")),
+    "tourism_quarterly": ("large", _tourism("quarterly")),
+    "tourism_yearly": ("large", _tourism("yearly")),
+}
+
+
+def warm_up_baselines() -> None:
+    """Run AutoETS and seasonal naive once on a short panel, so that no compilation is timed."""
+    from forecaster.evaluation.baselines import run_baselines
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2000-01-01", periods=40, freq="QS"), "y": 10 + rng.normal(size=40)})
+    run_baselines(df, 4, "QS", 4, BASELINES, level=None, quantiles=(0.1, 0.5, 0.9))
+
+
+def score_panel(name: str, params: dict) -> pd.DataFrame:
+    """One panel's rows: MASE, WQL, 80% coverage and seconds of the model and the baselines."""
+    group, load = PANELS[name]
+    df, horizon, season, freq = load()
+    model = Seq2SeqForecaster(horizon=horizon, freq=freq, season_length=season, progress=False, num_threads=1, **params)
+    result = backtest(model, df, n_windows=N_ORIGINS, step_size=math.ceil(horizon / 2), progress=False)
+    summary = result.summary()
+    rows = []
+    for model_name in (MODEL, *BASELINES):
+        row = summary.loc[model_name]
+        rows.append(
+            {
+                "panel": name,
+                "group": group,
+                "n_series": int(df["unique_id"].nunique()),
+                "horizon": horizon,
+                "model": model_name,
+                "mase": float(row["mean_mase"]),
+                "wql": float(row["wql"]),
+                "coverage_80": float(row["coverage"]),
+                "seconds": float(row["fit_seconds"] + row["predict_seconds"]),
+                "n_scored": int(row["n_scored"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def ratios(table: pd.DataFrame) -> pd.DataFrame:
+    """Each model's MASE, WQL and seconds as ratios to AutoETS on the same panel (and label)."""
+    keys = [c for c in ("label", "panel") if c in table]
+    ets = table[table["model"] == "auto_ets"].set_index(keys)[["mase", "wql", "seconds"]]
+    out = table.join(ets, on=keys, rsuffix="_ets")
+    for metric in ("mase", "wql", "seconds"):
+        out[f"{metric}_ratio"] = out[metric] / out[f"{metric}_ets"]
+    return out.drop(columns=[f"{m}_ets" for m in ("mase", "wql", "seconds")])
+
+
+def geometric_means(table: pd.DataFrame) -> pd.DataFrame:
+    """Geometric means of the ratios to AutoETS (and the mean coverage) per model, over all panels and per group."""
+    scored = ratios(table)
+    parts = []
+    for group, rows in [("all", scored), *scored.groupby("group")]:
+        agg = rows.groupby("model").agg(
+            mase_ratio=("mase_ratio", lambda v: float(np.exp(np.log(v).mean()))),
+            wql_ratio=("wql_ratio", lambda v: float(np.exp(np.log(v).mean()))),
+            seconds_ratio=("seconds_ratio", lambda v: float(np.exp(np.log(v).mean()))),
+            coverage_80=("coverage_80", "mean"),
+            panels=("panel", "nunique"),
+        )
+        parts.append(agg.assign(group=group).reset_index())
+    return pd.concat(parts, ignore_index=True).set_index(["group", "model"])
+
+
+def write_atomically(frame: pd.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".csv.partial")
+    frame.to_csv(partial, index=False, float_format="%.6g")
+    os.replace(partial, path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--panels", nargs="*", default=["all"], help="panel names, or the groups 'small', 'large', 'all'")
+    parser.add_argument("--model", default="{}", help="JSON of Seq2SeqForecaster parameters (default: the defaults)")
+    parser.add_argument("--label", default="defaults", help="name of this variant in the CSV")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    names = [
+        p
+        for wanted in args.panels
+        for p in (PANELS if wanted == "all" else [n for n, (g, _) in PANELS.items() if g == wanted] or [wanted])
+    ]
+    unknown = [n for n in names if n not in PANELS]
+    if unknown:
+        parser.error(f"unknown panels {unknown}; choose from {list(PANELS)} or small, large, all")
+    params = json.loads(args.model)
+    warnings.filterwarnings("ignore", category=UserWarning)
+    warm_up_baselines()
+    tables = []
+    pd.set_option("display.width", 200)
+    for name in dict.fromkeys(names):
+        tick = time.perf_counter()
+        table = score_panel(name, params).assign(label=args.label)
+        tables.append(table)
+        shown = ratios(table).set_index("model")[
+            ["mase", "wql", "coverage_80", "seconds", "mase_ratio", "wql_ratio", "seconds_ratio"]
+        ]
+        print(
+            f"\n== {name} ({table['n_series'].iloc[0]} series, h={table['horizon'].iloc[0]}; {time.perf_counter() - tick:.0f} s)"
+        )
+        print(shown.round(4).to_string())
+        done = pd.concat(tables, ignore_index=True)
+        kept = pd.read_csv(args.out) if args.out.exists() else pd.DataFrame()
+        if len(kept):
+            kept = kept[~((kept["label"] == args.label) & kept["panel"].isin(done["panel"]))]
+        write_atomically(pd.concat([kept, done], ignore_index=True), args.out)
+    print("\n== geometric means of the ratios to AutoETS (coverage: mean over panels)")
+    print(geometric_means(pd.concat(tables, ignore_index=True)).round(4).to_string())
+
+
+if __name__ == "__main__":
+    main()
