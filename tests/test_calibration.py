@@ -8,7 +8,16 @@ from scipy.stats import norm
 
 from forecaster import backtest
 from forecaster.data.validation import clean_history
-from forecaster.model.calibration import HoldOut, apply_factors, choose_blend, offset_factors, plan_holdout
+from forecaster.evaluation.metrics import score_quantiles, weighted_quantile_loss
+from forecaster.model.calibration import (
+    HoldOut,
+    apply_factors,
+    choose_blend,
+    choose_treatment,
+    held_out_wql,
+    offset_factors,
+    plan_holdout,
+)
 from forecaster.model.fitting import network_config, training_job
 from forecaster.model.params import training_quantiles
 
@@ -222,8 +231,84 @@ def test_the_factors_are_learnt_on_the_offsets_the_forecast_then_scales(panel, m
 
     monkeypatch.setattr("forecaster.model.fitting.calibrate", calibrate)
     monkeypatch.setattr(calibration, "offset_factors", offset_factors)
+    # The treatment that learns factors on the mixed offsets, whatever the held-out WQL would choose.
+    monkeypatch.setattr(calibration, "choose_treatment", lambda *args: ("mixed+factors", {}))
     model = fast_model().fit(df)
     assert model.state_.calibration.shape > 0  # the partner's distribution is mixed in
     model.state_ = replace(model.state_, calibration=replace(model.state_.calibration, factors=None))
     forecast = model._forecast(seen["panel"], seen["series"], seen["origins"])
     np.testing.assert_allclose(forecast.quantiles, seen["quantiles"], rtol=1e-10)
+
+
+def _held_out(truth: float, width: float, n_series: int = 60, back: int = 5, horizon: int = 4):
+    """Held-out windows of ``n_series`` series (``back`` each) around level 100: actuals N(100, truth^2), deciles of width."""
+    rng = np.random.default_rng(1)
+    series = np.repeat(np.arange(n_series), back)
+    quantiles = 100.0 + _normal_quantiles(len(series), horizon, width)
+    actual = 100.0 + rng.normal(0.0, truth, (len(series), horizon))
+    return quantiles, actual, series
+
+
+def test_held_out_wql_is_the_backtest_wql():
+    quantiles, actual, series = _held_out(2.0, 1.0, n_series=5)
+    rows = pd.DataFrame(
+        {"unique_id": np.repeat(series, 4), "ds": np.tile(np.arange(4), len(series)), "y": actual.ravel(), "cutoff": 0}
+    ).reset_index(drop=True)
+    columns = {}
+    for q, level in enumerate(LEVELS):
+        name = f"m_q{round(level * 100)}"
+        rows[name] = quantiles[:, :, q].ravel()
+        columns[level] = name
+    rows["m"] = rows["m_q50"]
+    expected = weighted_quantile_loss(score_quantiles(rows, {"m": columns})).loc["m"]
+    assert held_out_wql(quantiles, actual, LEVELS) == pytest.approx(expected, rel=1e-12)
+
+
+def test_too_narrow_network_quantiles_are_widened_and_good_ones_stand():
+    """Deciles of width 1 for actuals of spread 3: learnt factors win out of sample. Width 3: the network's stand."""
+    narrow, actual, series = _held_out(3.0, 1.0)
+    treatment, scores = choose_treatment(narrow, None, actual, series, LEVELS, 4)
+    assert treatment == "factors" and scores["factors"] < scores["network"]
+    right, actual, series = _held_out(3.0, 3.0)
+    treatment, scores = choose_treatment(right, None, actual, series, LEVELS, 4)
+    assert treatment == "network" and scores["network"] <= scores["factors"]
+
+
+def test_factors_are_scored_on_series_they_were_not_learnt_from(monkeypatch):
+    """Each half's factors come from the other half's series only."""
+    import forecaster.model.calibration as calibration
+
+    quantiles, actual, series = _held_out(3.0, 1.0, n_series=10)
+    learnt_on = []
+    real = calibration.offset_factors
+
+    def spy(q, a, *args):
+        learnt_on.append(a.copy())
+        return real(q, a, *args)
+
+    monkeypatch.setattr(calibration, "offset_factors", spy)
+    choose_treatment(quantiles, None, actual, series, LEVELS, 4)
+    assert len(learnt_on) == 2
+    halves = [{tuple(row) for row in part} for part in learnt_on]
+    assert not halves[0] & halves[1] and len(halves[0]) + len(halves[1]) == len(series)
+
+
+def test_one_held_out_series_keeps_learnt_factors_out():
+    quantiles, actual, series = _held_out(3.0, 1.0, n_series=1)
+    treatment, scores = choose_treatment(quantiles, None, actual, series, LEVELS, 4)
+    assert treatment == "network" and set(scores) == {"network"}
+
+
+def test_a_fit_records_its_treatment_and_forecasts_with_it(panel, tmp_path):
+    df, _ = panel
+    model = fast_model().fit(df)
+    calibration = model.state_.calibration
+    assert calibration.treatment in calibration.held_out_wql
+    assert calibration.held_out_wql[calibration.treatment] <= calibration.held_out_wql["network"]
+    assert (calibration.factors is not None) == ("factors" in calibration.treatment)
+    assert (calibration.shape > 0) == calibration.treatment.startswith("mixed")
+    model.save(tmp_path / "m")
+    loaded = type(model).load(tmp_path / "m")
+    assert loaded.state_.calibration.treatment == calibration.treatment
+    assert loaded.state_.calibration.held_out_wql == pytest.approx(calibration.held_out_wql, rel=1e-12)
+    pd.testing.assert_frame_equal(loaded.predict(), model.predict(), check_exact=True)

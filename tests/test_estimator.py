@@ -133,7 +133,8 @@ def test_the_step_budget_grows_with_the_panel_past_the_panels_it_was_chosen_on()
     assert default_max_steps(250_000, 128) == 1500
     assert default_max_steps(10_000_000, 128) == int(1500 * np.sqrt(40))  # 10^5 series of 120 months: 9,486
     assert default_max_steps(10**8, 128) == int(1500 * np.sqrt(400))
-    assert default_max_steps(100, 128) == 300
+    assert default_max_steps(100, 128) == 100  # a small panel: the floor, not 0.3.0's 300 steps
+    assert default_max_steps(12_800, 128) == 200
 
 
 def test_small_panels_get_early_stopping_by_default(panel):

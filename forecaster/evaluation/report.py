@@ -217,11 +217,28 @@ def _blend_line(weights: dict[str, float], chosen: list[str] = ()) -> str:
     )
 
 
+_TREATMENT_WORDS = {
+    "network": "the network's own quantiles, moved with the blended median",
+    "factors": "the network's quantiles with each offset from the median scaled, per horizon step, to its held-out hit rate",
+    "mixed": "offsets mixing the network's with damped Holt-Winters' own forecast distribution",
+    "mixed+factors": "offsets mixing the network's with damped Holt-Winters' distribution, scaled per step to their hit rates",
+}
+
+
 def _calibration_line(result) -> list[str]:
     """How the intervals were calibrated, when the model's were (see ``forecaster.model.calibration``)."""
     state = getattr(result.last_model, "state_", None)
     calibration = getattr(state, "calibration", None)
-    if calibration is None or calibration.factors is None:
+    if calibration is None:
+        return []
+    if calibration.treatment is not None:
+        scores = ", ".join(f"{name} {value:.4f}" for name, value in calibration.held_out_wql.items())
+        return [
+            f"- intervals: {_TREATMENT_WORDS.get(calibration.treatment, calibration.treatment)}; chosen by the lowest WQL "
+            f"on {calibration.n_windows} held-out windows at the end of the training data, last fold "
+            f"(cross-fitted where factors are learnt: {scores})"
+        ]
+    if calibration.factors is None:
         return []
     mixed = (
         f"mixes {1 - calibration.shape:g} x the network's with {calibration.shape:g} x damped Holt-Winters' own forecast "

@@ -148,6 +148,8 @@ def config_schema(version: int) -> Check:
             "factors": (nullable(factors), True),
             "n_windows": (integer(0, 2**31), True),
             "shape": (real(0.0, 1.0), False),
+            "treatment": (nullable(text()), False),
+            "held_out_wql": (mapping(real(0.0, math.inf), 8), False),
         }
     )
     fitted = record(

@@ -12,6 +12,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..data.windows import Batch
+from .optimizer import Adam, cosine_learning_rate
 
 
 class TrainingDivergedError(RuntimeError):
@@ -96,14 +97,6 @@ def _slice(batch: Batch, index: slice) -> Batch:
     return Batch(**{k: (None if v is None else v[index]) for k, v in batch.__dict__.items()})
 
 
-def _adam(network: torch.nn.Module, learning_rate: float) -> torch.optim.Optimizer:
-    """Adam with the fused kernel where torch has one for the device (about 5x faster steps on CPU than the loop)."""
-    try:
-        return torch.optim.Adam(network.parameters(), lr=learning_rate, fused=True)
-    except (RuntimeError, TypeError):  # torch < 2.4 has no fused CPU kernel
-        return torch.optim.Adam(network.parameters(), lr=learning_rate, foreach=True)
-
-
 def train(
     network: torch.nn.Module,
     sample_batch: Callable[[np.random.Generator], Batch],
@@ -135,10 +128,7 @@ def train(
     device = config.device
     module = getattr(network, "module", network)  # the network itself under a DistributedDataParallel wrapper
     quantiles = torch.tensor(config.quantiles, dtype=torch.float32, device=device)
-    optimizer = _adam(network, config.learning_rate)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: 0.5 * (1.0 + math.cos(math.pi * min(step, config.max_steps) / config.max_steps)) * 0.95 + 0.05
-    )
+    optimizer = Adam(network.parameters(), config.learning_rate)
     use_validation = config.early_stopping and validation is not None
     result = TrainResult(state_dict=copy.deepcopy(module.state_dict()), best_step=0)
     best, stale = math.inf, 0
@@ -155,11 +145,11 @@ def train(
                     f"Training diverged at step {step} (loss is {loss.item()}); try a lower `learning_rate` "
                     "or another `scaler` (e.g. 'robust')."
                 )
-            optimizer.zero_grad(set_to_none=True)
+            optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(network.parameters(), config.gradient_clip, foreach=True)
+            optimizer.set_learning_rate(cosine_learning_rate(config.learning_rate, step - 1, config.max_steps))
             optimizer.step()
-            schedule.step()
             result.train_loss.append(loss.item())
             if step % config.eval_every and step != config.max_steps:
                 continue
