@@ -165,6 +165,18 @@ def geometric_means(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True).set_index(["group", "model"])
 
 
+def print_summary(table: pd.DataFrame) -> None:
+    """Per label: the geometric means of the ratios to AutoETS, and the per-panel ratios of the model."""
+    pd.set_option("display.width", 200)
+    for label, rows in table.groupby("label", sort=False):
+        print(f"\n== {label}: geometric means of the ratios to AutoETS (coverage: mean over panels)")
+        print(geometric_means(rows).round(4).to_string())
+    model = ratios(table)[lambda t: t["model"] == MODEL]
+    wide = model.pivot_table(index="panel", columns="label", values=["mase_ratio", "wql_ratio", "seconds_ratio", "coverage_80"])
+    print("\n== seq2seq per panel, each label")
+    print(wide.round(3).to_string())
+
+
 def write_atomically(frame: pd.DataFrame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".csv.partial")
@@ -178,7 +190,11 @@ def main() -> None:
     parser.add_argument("--model", default="{}", help="JSON of Seq2SeqForecaster parameters (default: the defaults)")
     parser.add_argument("--label", default="defaults", help="name of this variant in the CSV")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--summary", action="store_true", help="print the geometric means of every label in --out; run nothing")
     args = parser.parse_args()
+    if args.summary:
+        print_summary(pd.read_csv(args.out))
+        return
     names = [
         p
         for wanted in args.panels
