@@ -251,6 +251,7 @@ SCHEMA_CASES = [
     ("fitted.calibration.factors", [[1.0] * 9] * 5, r"`fitted\.calibration\.factors` .*6 rows"),
     ("fitted.calibration.blend", {"theta_weight": 0.95, "holt_winters_weight": 0.15}, r"`fitted\.calibration\.blend`"),
     ("fitted.calibration.blend", {"prophet": 0.1}, r"`fitted\.calibration\.blend`"),
+    ("fitted.calibration.treatment", "widest", r"`fitted\.calibration\.treatment`"),
     ("fitted.calibration.shape", 3.0, r"`fitted\.calibration\.shape`"),
 ]
 

@@ -16,7 +16,7 @@ import pandas as pd
 from ..data.features import allowed_dtype
 from ..data.scaling import SCALERS
 from .attention import ATTENTIONS
-from .calibration import MAX_FACTOR
+from .calibration import MAX_FACTOR, TREATMENTS
 from .config_checks import (
     Check,
     anything,
@@ -148,7 +148,7 @@ def config_schema(version: int) -> Check:
             "factors": (nullable(factors), True),
             "n_windows": (integer(0, 2**31), True),
             "shape": (real(0.0, 1.0), False),
-            "treatment": (nullable(text()), False),
+            "treatment": (nullable(text(*TREATMENTS)), False),
             "held_out_wql": (mapping(real(0.0, math.inf), 8), False),
         }
     )
