@@ -27,7 +27,9 @@ from .model.members import MemberTrainer, fit_members
 from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
 from .model.params import blend_weights, changed_since_fit, check_params, resolve_device, resolve_units, training_quantiles
+from .model.prior import adapted_weights, prior_for
 from .model.state import FittedState
+from .model.training import TrainResult
 from .model.warm_start import extend_features, extend_spec, warm_start_state, widen_static_inputs
 from .scale.dispatch import is_dask_frame
 
@@ -84,7 +86,7 @@ class Seq2SeqForecaster(BaseEstimator):
             chosen at fit on held-out windows at the end of the training data, with or without
             covariates: 0.15 each, unless those windows show a partner clearly hurting (then 0;
             ``state_.calibration.blend``). Given weights, with 0.15 for an unset one, must sum to at most 1.
-        max_steps: training steps; None derives them from the number of windows.
+        max_steps: training steps; None derives them from the number of windows (0: see ``init``).
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last windows of every series (their last horizon, plus the
             origins calibration holds out) to pick the best step; None turns it on where the budget
@@ -96,6 +98,12 @@ class Seq2SeqForecaster(BaseEstimator):
             (same roles, frequency, window, network and target units; new series and new categories
             of static covariates are fine), with a quarter of the step budget; otherwise it warns and
             fits from scratch. As in scikit-learn, False fits from scratch every time.
+        init: ``"scratch"`` (random weights) or ``"pretrained"``: start from the prior shipped for the data's
+            frequency (yearly, quarterly or monthly; docs/prior.md) and fine-tune it with a third of the learning
+            rate and a quarter of the steps, the held-out windows scored from step 0, so the prior itself may win.
+            Covariates the prior never saw start with zero weights. ``input_size`` None takes the prior's; the
+            architecture parameters must be the prior's. With ``max_steps=0`` the fit keeps the prior as it is
+            (no training, no calibration: :meth:`from_pretrained`).
         fill_gaps: accept missing periods and mask them instead of raising.
         id_col, time_col, target_col: column names of the long frame.
         n_models: ensemble members (seeds ``random_state + k``); forecasts are their median (mean for observations).
@@ -140,6 +148,7 @@ class Seq2SeqForecaster(BaseEstimator):
         early_stopping: bool | None = None,
         refit_on_full: bool = False,
         warm_start: bool = False,
+        init: str = "scratch",
         fill_gaps: bool = False,
         id_col: str = "unique_id",
         time_col: str = "ds",
@@ -232,7 +241,13 @@ class Seq2SeqForecaster(BaseEstimator):
         units = resolve_units(self.get_params(), offset)
         season = units["season_length"]
         quantiles = training_quantiles(self.quantiles)
+        prior = None
+        if self.init == "pretrained":
+            prior = prior_for(offset, self.get_params(), {**units, "input_size": self.input_size})
+            units["input_size"], quantiles = prior.input_size, prior.quantiles
         previous = warm_start_state(self, roles, offset.freqstr, quantiles, units) if self.warm_start else None
+        if previous is not None:
+            prior = None  # a warm start continues from its own weights
         if previous is not None:
             if features is None:
                 features = extend_features(previous.features, frame, columns.id, roles)
@@ -241,7 +256,8 @@ class Seq2SeqForecaster(BaseEstimator):
         elif features is None:
             features = fit_features(frame, columns.id, roles)
         panel = model_panel(frame, columns, roles, features, offset, self.horizon, units, fill_gaps=self.fill_gaps)
-        refuse_short(panel.ids, panel.length, self.horizon)
+        if self.max_steps != 0:  # a model that does not train needs no training window
+            refuse_short(panel.ids, panel.length, self.horizon)
         config = network_config(panel, roles, features, quantiles, units["input_size"], self.get_params())
         device = resolve_device(self.device)
         initial = None
@@ -251,13 +267,20 @@ class Seq2SeqForecaster(BaseEstimator):
                 for member in self.network_.members
             ]
         warm = initial is not None
-        job = training_job(panel, roles, config, quantiles, device, season, self.get_params(), warm, n_windows)
-        job = replace(job, features=features)
-        seeds = [self.random_state + k for k in range(self.n_models)]
-        if train_members is None:
-            results = fit_members(job, seeds, self.n_jobs, initial)
+        if prior is not None:
+            initial = [adapted_weights(prior, config) for _ in range(self.n_models)]
+        job = None
+        if self.max_steps == 0:  # the prior as it is: no training, no held-out windows, no calibration
+            results = [TrainResult(state_dict=weights, best_step=0) for weights in initial]
         else:
-            results = train_members(job, seeds, initial)
+            params = self.get_params()
+            job = training_job(panel, roles, config, quantiles, device, season, params, warm, n_windows, prior is not None)
+            job = replace(job, features=features)
+            seeds = [self.random_state + k for k in range(self.n_models)]
+            if train_members is None:
+                results = fit_members(job, seeds, self.n_jobs, initial)
+            else:
+                results = train_members(job, seeds, initial)
         network = Ensemble(config, len(results)).to(device)
         for member, result in zip(network.members, results, strict=True):
             member.load_state_dict(result.state_dict)
@@ -279,12 +302,49 @@ class Seq2SeqForecaster(BaseEstimator):
             warm_starts=previous.warm_starts + 1 if previous is not None else 0,
             **units,
         )
-        self.state_ = calibrated(network, state, panel, job.holdout, self.get_params(), device)
+        self.state_ = state if job is None else calibrated(network, state, panel, job.holdout, self.get_params(), device)
         self.device_ = device
         self.train_results_ = results
         self.network_ = network
         self._fitted_params, self._cache = copy.deepcopy(self.get_params()), None
         return panel
+
+    @classmethod
+    def from_pretrained(cls, horizon: int, **params) -> Seq2SeqForecaster:
+        """A model that forecasts any panel with the shipped prior, without fitting (docs/prior.md).
+
+        ``predict(df=...)`` and ``explain(df=...)`` infer the frequency of ``df`` (or use ``freq``), pick the prior
+        that serves it (yearly, quarterly or monthly data, horizons up to 48) and forecast from the target alone:
+        the network's own quantiles, the statistical partners at their default weights. The same model is
+        ``Seq2SeqForecaster(horizon, init="pretrained", max_steps=0, **params)``, so a backtest (which fits a copy
+        per fold) scores exactly these forecasts. Covariates need a fit: use ``init="pretrained"`` and ``fit``.
+
+        Raises:
+            ValueError: covariates are declared, or a parameter differs from the prior's
+                (:class:`~forecaster.model.prior.PriorUnavailableError`, naming it).
+        """
+        if params.get("future_covariates") or params.get("past_covariates") or params.get("static_covariates"):
+            raise ValueError(
+                "from_pretrained forecasts from the target alone; to use covariates, fit "
+                "Seq2SeqForecaster(horizon, init='pretrained', ...) on your panel (it fine-tunes the prior)."
+            )
+        model = cls(horizon, **{**params, "init": "pretrained", "max_steps": 0})
+        check_params(model.get_params())
+        if model.freq is not None:  # fail now, not at the first forecast, when no prior serves the frequency
+            offset = normalise_freq(model.freq)
+            prior_for(offset, model.get_params(), {**resolve_units(model.get_params(), offset), "input_size": model.input_size})
+        model._follows_data = True
+        return model
+
+    def _adopt_prior(self, df: pd.DataFrame | None) -> None:
+        """For a model from :meth:`from_pretrained`: the prior, set up for the frequency and series of ``df``."""
+        if df is None:
+            raise ValueError(
+                "A model from `from_pretrained` has no series of its own: pass the history to forecast, predict(df=...)."
+            )
+        frame, tz = clean_history(df, self._columns(), self._roles())
+        self._fit_frame(frame, tz)
+        self._follows_data = True
 
     # ------------------------------------------------------------------ predict
     def _check_unchanged(self) -> None:
@@ -295,6 +355,8 @@ class Seq2SeqForecaster(BaseEstimator):
             raise ValueError(f"Parameters changed after fit ({what}). Refit the model, or set them back.")
 
     def _panel_for(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:
+        if getattr(self, "_follows_data", False) and (df is not None or not hasattr(self, "network_")):
+            self._adopt_prior(df)
         check_is_fitted(self, "network_")
         self._check_unchanged()
         state, columns = self.state_, self._columns()

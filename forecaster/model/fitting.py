@@ -17,9 +17,13 @@ from .inference import history_kept, run_network, target_values
 from .members import TrainingJob
 from .network import Ensemble, NetworkConfig
 from .params import (
+    FINE_TUNE_CHECKS,
+    FINE_TUNE_LEARNING_RATE_SHARE,
+    FINE_TUNE_PATIENCE,
     architecture,
     default_max_steps,
     explicit_blend_weights,
+    fine_tune_steps,
     needs_calibration,
     use_early_stopping,
     warm_start_steps,
@@ -62,11 +66,14 @@ def training_job(
     params: dict,
     warm: bool = False,
     n_windows: int | None = None,
+    prior: bool = False,
 ) -> TrainingJob:
     """Training windows (all admissible origins) and, with early stopping, the last horizon held out in time.
 
     ``params`` are the estimator's parameters; ``warm`` gives the smaller step budget of a
-    fit that continues from trained weights (when ``max_steps`` is None). ``n_windows``: the training
+    fit that continues from trained weights (when ``max_steps`` is None); ``prior`` the budget, learning rate and
+    early stopping of a fit from the shipped prior (held-out windows scored from step 0 on, on unless
+    ``early_stopping=False``). ``n_windows``: the training
     windows of the whole panel when ``panel`` is a sample of it (a Dask fit streams the windows from
     every partition): the step budget and the automatic early stopping are sized to it.
     """
@@ -77,10 +84,12 @@ def training_job(
     naive_table = naive_error_table(panel.y, season_length, panel.first_col) if params["loss_scale"] == "seasonal_naive" else None
     all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
     batch_size = params["batch_size"]
-    budget = warm_start_steps if warm else default_max_steps
+    budget = fine_tune_steps if prior else warm_start_steps if warm else default_max_steps
     windows = len(all_series) if n_windows is None else n_windows
     max_steps = params["max_steps"] or budget(windows, batch_size)
     early = use_early_stopping(params["early_stopping"], max_steps, batch_size, windows)
+    if prior and params["early_stopping"] is None:
+        early = True
     holdout = plan_holdout(panel, horizon, min_history, early, params["random_state"]) if needs_calibration(params) else None
     if early and holdout is None:  # early stopping holds out the last horizon of every series
         holdout = HoldOut(np.arange(len(panel.ids)), 1)
@@ -98,14 +107,17 @@ def training_job(
         )
     if len(series) == 0:
         raise ValueError("No training window fits in the data: the series are too short for `horizon`; lower it.")
+    share = FINE_TUNE_LEARNING_RATE_SHARE if prior else 1.0
     train_config = TrainConfig(
         max_steps=max_steps,
         batch_size=batch_size,
-        learning_rate=float(params["learning_rate"]),
+        learning_rate=float(params["learning_rate"]) * share,
         quantiles=quantiles,
         early_stopping=validation is not None,
         progress=params["progress"],
         device=device,
+        evaluate_start=prior,
+        **({"eval_every": max(1, max_steps // FINE_TUNE_CHECKS), "patience": FINE_TUNE_PATIENCE} if prior else {}),
     )
     refit = params["refit_on_full"] and validation is not None
     return TrainingJob(

@@ -119,8 +119,8 @@ def _fit_member(
             torch.manual_seed(seed)
             network = _network(job, initial, wrap)
             result = train(network, _sampler(job, job.series, job.origins), job.validation, job.train, seed, on_step)
-            if job.full_series is None or job.validation is None:
-                return result
+            if job.full_series is None or job.validation is None or result.best_step == 0:
+                return result  # no refit; best_step 0: the starting weights (the prior) were best
             torch.manual_seed(seed)
             network = _network(job, initial, wrap)
             again = replace(job.train, max_steps=max(result.best_step, 1), early_stopping=False)

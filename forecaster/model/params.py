@@ -59,6 +59,10 @@ def _positive_number(value: Any) -> bool:
     return _number_in(0.0, np.inf)(value) and float(value) > 0.0
 
 
+# Where a fit starts: random weights, or the shipped prior of the data's frequency (``forecaster.model.prior``).
+INITS = ("scratch", "pretrained")
+
+
 # Parameter -> (check, what the parameter must be). One row per constructor argument.
 CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "horizon": (_positive_int, "a positive integer"),
@@ -86,12 +90,16 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "trend_line": (_optional(_flag), "True, False or None"),
     "theta_weight": (_optional(_number_in(0.0, 1.0)), "a number in [0, 1] or None"),
     "holt_winters_weight": (_optional(_number_in(0.0, 1.0)), "a number in [0, 1] or None"),
-    "max_steps": (_optional(_positive_int), "a positive integer or None"),
+    "max_steps": (
+        _optional(lambda v: not isinstance(v, bool) and isinstance(v, numbers.Integral) and v >= 0),
+        "a positive integer, 0 (with init='pretrained': the prior as it is) or None",
+    ),
     "batch_size": (_positive_int, "a positive integer"),
     "learning_rate": (_positive_number, "a positive number"),
     "early_stopping": (_optional(_flag), "True, False or None"),
     "refit_on_full": (_flag, "True or False"),
     "warm_start": (_flag, "True or False"),
+    "init": (_one_of(*INITS), f"one of {INITS}"),
     "fill_gaps": (_flag, "True or False"),
     "id_col": (_column_name, "a column name"),
     "time_col": (_column_name, "a column name"),
@@ -110,7 +118,7 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
 # Every other parameter gives the fitted network its meaning, so a fitted model refuses to forecast
 # once one of them has changed (``changed_since_fit``).
 TRAINING_ONLY = frozenset(
-    {"max_steps", "batch_size", "learning_rate", "early_stopping", "refit_on_full", "warm_start", "n_models", "n_jobs"}
+    {"max_steps", "batch_size", "learning_rate", "early_stopping", "refit_on_full", "warm_start", "init", "n_models", "n_jobs"}
     | {"dropout", "loss_scale", "device", "num_threads", "progress", "random_state"}
 )
 
@@ -177,6 +185,8 @@ def check_params(params: Mapping[str, Any]) -> None:
             ok = False
         if not ok:
             raise ValueError(f"`{name}` must be {must_be}; got {value!r}.")
+    if params["max_steps"] == 0 and params["init"] != "pretrained":
+        raise ValueError("`max_steps`=0 (no training) needs init='pretrained': a network from scratch must train.")
     weights = blend_weights(params)  # an unset weight at its default (the most the fit may choose for it)
     if sum(weights.values()) > 1.0:
         raise ValueError(f"`theta_weight` and `holt_winters_weight` must sum to at most 1; got {weights}.")
@@ -286,6 +296,21 @@ WARM_START_MIN_STEPS = 100
 def warm_start_steps(n_windows: int, batch_size: int) -> int:
     """Training steps of a warm-started fit when `max_steps` is None: a quarter of a full fit's, at least 100."""
     return int(max(WARM_START_MIN_STEPS, round(WARM_START_SHARE * default_max_steps(n_windows, batch_size))))
+
+
+# A fit that starts from the prior (``init="pretrained"``) moves from it gently: a third of the learning rate,
+# a quarter of a full fit's steps (at least FINE_TUNE_MIN_STEPS), held-out windows read every
+# FINE_TUNE_EVAL_EVERY steps from step 0 on, so that the prior itself (zero steps) is a candidate.
+FINE_TUNE_LEARNING_RATE_SHARE = 1 / 30
+FINE_TUNE_SHARE = 0.25
+FINE_TUNE_MIN_STEPS = 40
+FINE_TUNE_CHECKS = 5
+FINE_TUNE_PATIENCE = 3
+
+
+def fine_tune_steps(n_windows: int, batch_size: int) -> int:
+    """Training steps of a fit from the prior when `max_steps` is None: a quarter of a full fit's, at least the floor."""
+    return int(max(FINE_TUNE_MIN_STEPS, round(FINE_TUNE_SHARE * default_max_steps(n_windows, batch_size))))
 
 
 # Passes over the training windows beyond which an automatic early stopping switches on.

@@ -31,6 +31,7 @@ class TrainConfig:
     gradient_clip: float = 1.0
     progress: bool = True
     device: str = "cpu"
+    evaluate_start: bool = False  # score the starting weights too (a fit from trained weights may keep them)
 
 
 @dataclass
@@ -132,6 +133,9 @@ def train(
     use_validation = config.early_stopping and validation is not None
     result = TrainResult(state_dict=copy.deepcopy(module.state_dict()), best_step=0)
     best, stale = math.inf, 0
+    if use_validation and config.evaluate_start:
+        best = evaluate(network, validation, quantiles, device)
+        result.val_loss.append((0, best))
     network.train()
     # disable=None: a bar on a terminal only; a log file gets no redrawn bars (see evaluation/progress.py).
     bar = tqdm(range(1, config.max_steps + 1), disable=None if config.progress else True, desc="training", leave=False)

@@ -1,0 +1,166 @@
+"""The shipped prior: which one serves a frequency, and its weights fitted to a horizon, quantiles and covariates.
+
+One prior per frequency family (yearly, quarterly, monthly; ``forecaster.pretraining.corpus.FAMILIES``),
+trained at the family's longest horizon (48 steps) and stored in the safe model-file format under
+``forecaster/pretrained/<family>``. A shorter horizon uses the first steps of that network: each step's
+query, attention and head read only its own step embedding, so the forecasts of steps 1..h are exactly
+those of the full network. Quantile levels are rows of the head's last layer, so any subset of the
+prior's levels is served. Covariates the prior never saw enter through zero weights, as new
+categories of a warm start do: the prior's forecasts are unchanged until fine-tuning moves them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from ..data.frequency import _MONTHLY, _QUARTERLY, _YEARLY, _base_name
+from .network import NetworkConfig
+
+PRIOR_FOLDER = Path(__file__).resolve().parent.parent / "pretrained"
+# Frequency family of each calendar frequency the priors serve (multiples such as '2MS' are not served).
+SERVED = {**dict.fromkeys(_YEARLY, "yearly"), **dict.fromkeys(_QUARTERLY, "quarterly"), **dict.fromkeys(_MONTHLY, "monthly")}
+SERVED_WORDS = "yearly, quarterly and monthly data (any anchor: 'YS', 'YE', 'QS-OCT', 'ME', 'MS', business variants)"
+# The estimator's parameters that must match the prior's (they shape its weights or their meaning).
+MATCHED = ("hidden_size", "num_layers", "cell", "attention", "attention_values", "scaler", "log_target", "seasonal_profile")
+
+
+class PriorUnavailableError(ValueError):
+    """No shipped prior serves this frequency, or the estimator's settings differ from the prior's."""
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A shipped prior: its parameters, fitted state (no history) and weights."""
+
+    family: str
+    params: dict
+    config: NetworkConfig
+    quantiles: tuple[float, ...]
+    season_length: int
+    input_size: int
+    trend_line: bool
+    weights: dict[str, torch.Tensor]
+
+
+def family_of(offset: pd.DateOffset) -> str:
+    """The prior family that serves ``offset``.
+
+    Raises:
+        PriorUnavailableError: no prior serves it (weekly, daily, sub-daily data, multiples of a period).
+    """
+    base = _base_name(offset)
+    if abs(offset.n) != 1 or base not in SERVED:
+        raise PriorUnavailableError(
+            f"No pretrained prior serves frequency {offset.freqstr!r}: the priors serve {SERVED_WORDS}. "
+            "Fit from scratch (init='scratch') for other frequencies."
+        )
+    return SERVED[base]
+
+
+@functools.cache
+def load_prior(family: str) -> Prior:
+    """The shipped prior of ``family``, read once per process (``torch.load(weights_only=True)``, no pickle)."""
+    from ..estimator import Seq2SeqForecaster
+
+    folder = PRIOR_FOLDER / family
+    if not (folder / "manifest.json").is_file():
+        raise PriorUnavailableError(f"The {family} prior is not installed (no model at {str(folder)!r}).")
+    model = Seq2SeqForecaster.load(folder)
+    state = model.state_
+    return Prior(
+        family=family,
+        params=model.get_params(),
+        config=state.network,
+        quantiles=state.quantiles,
+        season_length=state.season_length,
+        input_size=state.input_size,
+        trend_line=state.trend_line,
+        weights={k: v.detach().clone() for k, v in model.network_.members[0].state_dict().items()},
+    )
+
+
+def prior_for(offset: pd.DateOffset, params: dict, units: dict) -> Prior:
+    """The prior that serves a fit with these parameters, checked against them.
+
+    ``units`` are the fit's resolved units (``resolve_units``), with ``input_size`` None when not given.
+
+    Raises:
+        PriorUnavailableError: no prior serves the frequency, or a setting differs from the prior's
+            (the message names it and the value the prior needs).
+    """
+    prior = load_prior(family_of(offset))
+    wanted = {
+        "season_length": (units["season_length"], prior.season_length),
+        "input_size": (units["input_size"] or prior.input_size, prior.input_size),
+        "trend_line": (units["trend_line"], prior.trend_line),
+        "horizon": (min(params["horizon"], prior.config.horizon), params["horizon"]),
+        **{name: (params[name], prior.params[name]) for name in MATCHED},
+    }
+    for name, (needed, given) in wanted.items():
+        if needed != given:
+            if name == "horizon":
+                raise PriorUnavailableError(f"The {prior.family} prior serves horizons up to {needed}; got horizon={given}.")
+            raise PriorUnavailableError(
+                f"The {prior.family} prior was trained with {name}={given!r}; got {needed!r}. "
+                f"Leave `{name}` at the prior's value, or fit from scratch (init='scratch')."
+            )
+    missing = sorted({float(q) for q in params["quantiles"] or ()} - set(prior.quantiles))
+    if missing:
+        raise PriorUnavailableError(
+            f"The {prior.family} prior forecasts the levels {list(prior.quantiles)}; `quantiles` asks for {missing}."
+        )
+    return prior
+
+
+def _insert_zero_columns(weight: torch.Tensor, at: int, count: int) -> torch.Tensor:
+    if count == 0:
+        return weight
+    zeros = torch.zeros(weight.shape[0], count, dtype=weight.dtype)
+    return torch.cat([weight[:, :at], zeros, weight[:, at:]], dim=1)
+
+
+def adapted_weights(prior: Prior, config: NetworkConfig) -> dict[str, torch.Tensor]:
+    """The prior's weights for a network of shape ``config``: its horizon and its covariate inputs.
+
+    ``config`` differs from the prior's only in horizon (not longer) and covariate widths (past and
+    future-known covariates, statics: zero weights). The network outputs the prior's levels (the estimator
+    returns those its ``quantiles`` ask for).
+    """
+    base = prior.config
+    d, h = base.hidden_size, config.horizon
+    weights = dict(prior.weights)
+    weights["step_embedding.weight"] = weights["step_embedding.weight"][:h]
+    weights["distance_bias"] = weights["distance_bias"][: base.input_size + h]
+    if base.skip:
+        weights["skip.weight"] = weights["skip.weight"][:h]
+        weights["skip.bias"] = weights["skip.bias"][:h]
+    past = config.past_features - base.past_features
+    future = config.future_features - base.future_features
+    statics = config.static_features - base.static_features
+    if min(past, future, statics) < 0:
+        raise ValueError("A network fine-tuned from the prior cannot have fewer inputs than the prior.")
+    # input_proj reads [target, observed, past covariates | calendar | decomposition, statics]
+    inputs = _insert_zero_columns(weights["input_proj.weight"], 2, past)
+    weights["input_proj.weight"] = _insert_zero_columns(inputs, inputs.shape[1], statics)
+    # the query reads [step embedding, summary, future covariates | calendar | decomposition, statics]
+    query = _insert_zero_columns(weights["query.0.weight"], 2 * d, future)
+    weights["query.0.weight"] = _insert_zero_columns(query, query.shape[1], statics)
+    return weights
+
+
+def fitted_config(prior: Prior, config: NetworkConfig) -> NetworkConfig:
+    """``config`` (the data's widths, the fit's horizon and outputs) with the prior's architecture."""
+    return replace(
+        config,
+        hidden_size=prior.config.hidden_size,
+        num_layers=prior.config.num_layers,
+        cell=prior.config.cell,
+        attention=prior.config.attention,
+        skip=prior.config.skip,
+        values=prior.config.values,
+    )

@@ -1,0 +1,250 @@
+"""The shipped prior: its corpus keeps out every window the validation suite scores, and both ways in work."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from forecaster import Seq2SeqForecaster, backtest
+from forecaster.datasets import load_m3, make_panel
+from forecaster.model.prior import PRIOR_FOLDER, PriorUnavailableError, adapted_weights, load_prior
+from forecaster.model.training import TrainConfig, train
+from forecaster.pretraining.corpus import FAMILIES, M3_HORIZONS, corpus, suite_cut
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _suite():
+    spec = importlib.util.spec_from_file_location("suite", ROOT / "benchmarks" / "suite.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def quarterly(n: int = 6, length: int = 40, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    t = np.arange(length)
+    frames = [
+        pd.DataFrame(
+            {
+                "unique_id": f"s{i}",
+                "ds": pd.date_range("2005-01-01", periods=length, freq="QS"),
+                "y": 100 + 10 * i + 0.5 * t + 8 * np.sin(2 * np.pi * t / 4 + i) + rng.normal(0, 2, length),
+            }
+        )
+        for i in range(n)
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_suite_places_origins_as_the_corpus_assumes():
+    suite = _suite()
+    assert suite.N_ORIGINS == 3
+    for group, horizon in M3_HORIZONS.items():
+        _, info = load_m3(group, "train")
+        assert info.horizon == horizon
+        # The suite's first origin lies h + (N_ORIGINS - 1) * ceil(h / 2) periods before the end of the training part.
+        assert suite_cut(horizon) == horizon + (suite.N_ORIGINS - 1) * math.ceil(horizon / 2)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_corpus_holds_no_test_part_and_no_scored_window(family):
+    frame = corpus(family, seed=0)
+    real = frame[frame["unique_id"].str.startswith("m3/")]
+    assert len(real) and real["y"].notna().all()
+    for group in FAMILIES[family].m3_groups:
+        train, info = load_m3(group, "train")
+        test, _ = load_m3(group, "test")
+        offset = pd.tseries.frequencies.to_offset(info.freq)
+        ids = "m3/" + train["unique_id"].astype(str)
+        mine = real[real["unique_id"].isin(set(ids))]
+        # No period of the official test parts (they start after the training parts' common end).
+        assert mine["ds"].max() < test["ds"].min()
+        # Each series ends at or before the suite's first origin for it: no scored target is in the corpus.
+        first_origin = train.groupby("unique_id")["ds"].max() - suite_cut(info.horizon) * offset
+        first_origin.index = "m3/" + first_origin.index.astype(str)
+        ends = mine.groupby("unique_id")["ds"].max()
+        assert (ends <= first_origin.loc[ends.index]).all()
+        # ... and what is kept is the training part itself, unchanged.
+        joined = mine.merge(train.assign(unique_id=ids), on=["unique_id", "ds"], suffixes=("", "_train"))
+        assert len(joined) == len(mine) and np.array_equal(joined["y"], joined["y_train"])
+    # Nothing but M3 and synthetic series.
+    assert frame["unique_id"].str.match(r"^(m3|synthetic)/").all()
+
+
+def test_shipped_priors_are_small_and_load_without_pickle():
+    total = sum(f.stat().st_size for f in PRIOR_FOLDER.rglob("*") if f.is_file())
+    assert total <= 20 * 2**20
+    for family, spec in FAMILIES.items():
+        prior = load_prior(family)
+        assert prior.config.horizon == spec.horizon and prior.input_size == spec.input_size
+        assert prior.season_length == spec.season_length
+        assert len(prior.quantiles) == 9
+
+
+@pytest.mark.parametrize(("freq", "season"), [("QS", 4), ("ME", 12), ("YS", 1), ("QE-DEC", 4), ("MS", 12)], ids=str)
+def test_from_pretrained_forecasts_any_served_frequency_without_a_fit(freq, season):
+    df, _ = make_panel(n_series=5, length=30, freq=freq, seed=3, static=False)
+    model = Seq2SeqForecaster.from_pretrained(horizon=7, progress=False)
+    out = model.predict(df=df)
+    assert len(out) == 5 * 7 and out["y_hat"].notna().all()
+    levels = [c for c in out if c.startswith("y_hat_q")]
+    assert len(levels) == 9
+    assert (np.diff(out[levels].to_numpy(), axis=1) >= -1e-9).all()
+    assert model.freq_ == pd.tseries.frequencies.to_offset(freq).freqstr and model.season_length_ == season
+    weights = model.explain(df=df)
+    assert np.allclose(weights.groupby(["unique_id", "step"])["weight"].sum(), 1.0)
+
+
+def test_from_pretrained_follows_each_panel_it_is_given():
+    model = Seq2SeqForecaster.from_pretrained(horizon=4, progress=False)
+    monthly, _ = make_panel(n_series=3, length=40, freq="MS", seed=1, static=False)
+    first = model.predict(df=monthly)
+    assert model.season_length_ == 12
+    model.predict(df=quarterly())
+    assert model.season_length_ == 4
+    again = model.predict(df=monthly)
+    pd.testing.assert_frame_equal(first, again)
+
+
+def test_a_short_horizon_is_the_first_steps_of_the_prior():
+    df = quarterly()
+    blend = dict(theta_weight=0.0, holt_winters_weight=0.0, progress=False)
+    short = Seq2SeqForecaster.from_pretrained(horizon=5, **blend).predict(df=df)
+    full = Seq2SeqForecaster.from_pretrained(horizon=48, **blend).predict(df=df)
+    first = full.groupby("unique_id").head(5).reset_index(drop=True)
+    pd.testing.assert_frame_equal(short, first, rtol=1e-5)
+
+
+def test_from_pretrained_refuses_what_no_prior_serves():
+    weekly, _ = make_panel(n_series=3, length=60, freq="W", seed=2, static=False)
+    with pytest.raises(PriorUnavailableError, match="'W-SUN'.*yearly, quarterly and monthly"):
+        Seq2SeqForecaster.from_pretrained(horizon=4).predict(df=weekly)
+    with pytest.raises(PriorUnavailableError, match="horizons up to 48; got horizon=60"):
+        Seq2SeqForecaster.from_pretrained(horizon=60, freq="MS")
+    with pytest.raises(PriorUnavailableError, match="hidden_size=64.*got 32"):
+        Seq2SeqForecaster(horizon=4, init="pretrained", hidden_size=32, progress=False).fit(quarterly())
+    with pytest.raises(PriorUnavailableError, match="input_size=24.*got 12"):
+        Seq2SeqForecaster(horizon=4, init="pretrained", input_size=12, progress=False).fit(quarterly())
+    with pytest.raises(ValueError, match="target alone.*init='pretrained'"):
+        Seq2SeqForecaster.from_pretrained(horizon=4, future_covariates=["promo"])
+    with pytest.raises(ValueError, match=r"pass the history to forecast, predict\(df=...\)"):
+        Seq2SeqForecaster.from_pretrained(horizon=4).predict()
+    with pytest.raises(ValueError, match="`max_steps`=0.*needs init='pretrained'"):
+        Seq2SeqForecaster(horizon=4, max_steps=0).fit(quarterly())
+    with pytest.raises(ValueError, match="`init` must be one of"):
+        Seq2SeqForecaster(horizon=4, init="prior").fit(quarterly())
+
+
+def test_a_backtest_of_the_zero_shot_model_scores_what_it_predicts():
+    df = quarterly(n=4, length=36)
+    model = Seq2SeqForecaster.from_pretrained(horizon=4, progress=False)
+    result = backtest(model, df, n_windows=1, baselines=(), progress=False)
+    scored = result.forecasts.sort_values(["unique_id", "ds"]).reset_index(drop=True)
+    direct = model.predict(df=df[df["ds"] <= scored["cutoff"].iloc[0]]).sort_values(["unique_id", "ds"])
+    assert np.array_equal(scored["ds"], direct["ds"])
+    assert np.allclose(scored["seq2seq"], direct["y_hat"], rtol=1e-6)
+
+
+def test_covariates_the_prior_never_saw_start_with_zero_weight():
+    df = quarterly(n=4)
+    rng = np.random.default_rng(5)
+    df["promo"] = rng.normal(size=len(df))
+    df["region"] = np.where(df["unique_id"].isin(["s0", "s1"]), "north", "south")
+    ends = df.groupby("unique_id")["ds"].max()
+    future = pd.concat(
+        [
+            pd.DataFrame({"unique_id": u, "ds": pd.date_range(e, periods=5, freq="QS")[1:], "promo": rng.normal(size=4)})
+            for u, e in ends.items()
+        ]
+    )
+    plain = Seq2SeqForecaster(horizon=4, init="pretrained", max_steps=0, progress=False).fit(df[["unique_id", "ds", "y"]])
+    with_covariates = Seq2SeqForecaster(
+        horizon=4,
+        init="pretrained",
+        max_steps=0,
+        future_covariates=["promo"],
+        past_covariates=[],
+        static_covariates=["region"],
+        theta_weight=0.15,
+        holt_winters_weight=0.15,
+        progress=False,
+    ).fit(df)
+    assert np.allclose(with_covariates.predict(future_df=future)["y_hat"], plain.predict()["y_hat"], rtol=1e-6)
+    # Fine-tuning can then move those weights: the fit trains (and still forecasts).
+    tuned = Seq2SeqForecaster(
+        horizon=4, init="pretrained", future_covariates=["promo"], max_steps=6, early_stopping=False, progress=False
+    ).fit(df)
+    weight = tuned.network_.members[0].query[0].weight
+    assert weight[:, 2 * 64].abs().sum() > 0  # the covariate's column left zero
+    assert tuned.predict(future_df=future)["y_hat"].notna().all()
+
+
+def test_adapted_weights_keep_the_prior_and_add_zero_columns():
+    prior = load_prior("quarterly")
+    config = prior.config
+    from dataclasses import replace
+
+    wider = replace(config, horizon=6, past_features=config.past_features + 2, future_features=config.future_features + 1)
+    weights = adapted_weights(prior, wider)
+    assert weights["step_embedding.weight"].shape[0] == 6
+    proj = weights["input_proj.weight"]
+    assert torch.equal(proj[:, 2:4], torch.zeros_like(proj[:, 2:4]))
+    assert torch.equal(proj[:, :2], prior.weights["input_proj.weight"][:, :2])
+    assert torch.equal(proj[:, 4:], prior.weights["input_proj.weight"][:, 2:])
+
+
+def test_fine_tuning_keeps_the_prior_when_the_held_out_windows_prefer_it():
+    """With evaluate_start, steps that make the held-out loss worse leave the starting weights as the answer."""
+    df = quarterly(n=4)
+    model = Seq2SeqForecaster(horizon=4, init="pretrained", max_steps=0, progress=False).fit(df)
+    network = model.network_.members[0]
+    start = {k: v.clone() for k, v in network.state_dict().items()}
+    from forecaster.data.frequency import normalise_freq
+    from forecaster.data.roles import CovariateRoles
+    from forecaster.data.validation import Columns, clean_history
+    from forecaster.data.windows import admissible_origins, assemble
+    from forecaster.model.inference import model_panel, state_units
+
+    state = model.state_
+    frame, _ = clean_history(df, Columns("unique_id", "ds", "y"), CovariateRoles())
+    columns, offset = Columns("unique_id", "ds", "y"), normalise_freq(state.freq)
+    panel = model_panel(frame, columns, state.roles, state.features, offset, 4, state_units(state))
+    series, origins = admissible_origins(panel, state.input_size, 4, np.full(4, panel.last_col), 2)
+    validation = assemble(panel, state.roles, series, origins, state.input_size, 4, "standard", True)
+
+    def noise(rng):  # training batches whose targets have nothing to do with the series
+        batch = assemble(panel, state.roles, series[:8], origins[:8], state.input_size, 4, "standard", True)
+        return type(batch)(**{**batch.__dict__, "target": rng.normal(50, 10, batch.target.shape).astype(np.float32)})
+
+    config = TrainConfig(
+        max_steps=20,
+        batch_size=8,
+        learning_rate=1e-2,
+        quantiles=state.quantiles,
+        eval_every=5,
+        evaluate_start=True,
+        progress=False,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = train(network, noise, validation, config, seed=0)
+    assert result.best_step == 0 and result.val_loss[0][0] == 0
+    assert all(loss > result.val_loss[0][1] for _, loss in result.val_loss[1:])
+    assert all(torch.equal(result.state_dict[k], start[k]) for k in start)
+
+
+def test_a_fine_tuned_model_saves_and_loads(tmp_path):
+    df = quarterly(n=4)
+    model = Seq2SeqForecaster(horizon=4, init="pretrained", max_steps=4, early_stopping=False, progress=False).fit(df)
+    model.save(tmp_path / "m")
+    loaded = Seq2SeqForecaster.load(tmp_path / "m")
+    pd.testing.assert_frame_equal(model.predict(), loaded.predict())
+    assert loaded.init == "pretrained"
