@@ -238,6 +238,17 @@ def test_explain_reads_text_ids_that_look_like_numbers_as_text(tmp_path, capsys)
     assert stop.value.code == 2 and not (tmp_path / "o2").exists()
 
 
+def test_a_negative_season_in_a_spec_is_refused_by_name(tmp_path, capsys):
+    text = Path("backtests/csv_example.toml").read_text().replace("[backtest]\n", "[backtest]\nseason_length = -5\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "example.csv").write_text(Path("backtests/data/example.csv").read_text())
+    (tmp_path / "spec.toml").write_text(text)
+    with pytest.raises(SystemExit) as stop:
+        main(["backtest", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "out"), "--quiet"])
+    assert stop.value.code == 2
+    assert "[backtest]: `season_length` must be a positive integer or None; got -5" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("table", "line", "expected"),
     [

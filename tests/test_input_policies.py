@@ -56,6 +56,14 @@ def test_a_series_without_a_row_at_its_cutoff_is_refused_by_name_not_shifted(dat
         ({"n_windows": 0}, "`n_windows` must be a positive integer"),
         ({"baselines": "auto_ets"}, "`baselines` must be a tuple of names"),
         ({"baselines": ("ets",)}, "Unknown baseline"),
+        # A flag, a fraction or zero as the season was read as season 1, 12 or the default, silently.
+        ({"season_length": True}, "`season_length` must be a positive integer or None"),
+        ({"season_length": 12.9}, "`season_length` must be a positive integer or None"),
+        ({"season_length": 0}, "`season_length` must be a positive integer or None"),
+        ({"n_jobs": 0}, "`n_jobs` must be a positive integer"),
+        ({"n_jobs": -3}, "`n_jobs` must be a positive integer"),
+        ({"n_jobs": "four"}, "`n_jobs` must be a positive integer"),
+        ({"n_jobs": 2.5}, "`n_jobs` must be a positive integer"),
     ],
 )
 def test_malformed_backtest_arguments_are_refused_by_name(data, arguments, message):

@@ -109,7 +109,7 @@ def backtest(
         raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")
     if window not in ("expanding", "sliding"):
         raise ValueError(f"`window` must be 'expanding' or 'sliding'; got {window!r}.")
-    refit_every = check_backtest_arguments(n_windows, step_size, refit, baselines)
+    refit_every = check_backtest_arguments(n_windows, step_size, refit, baselines, season_length, n_jobs)
     if is_dask_frame(df):
         from ..scale.dask_backtest import backtest_dask
 
@@ -307,9 +307,14 @@ def _occlusion_at_last_fold(fitted: Seq2SeqForecaster, train: pd.DataFrame, futu
     return {"ratio": result.ratio, "most": result.most_attended, "least": result.least_attended, "n_series": result.n_series}
 
 
-def check_backtest_arguments(n_windows, step_size, refit, baselines) -> int:
-    """Refuse malformed backtest arguments with a message naming them; returns the refit period (0: never)."""
-    for name, value, optional in (("n_windows", n_windows, False), ("step_size", step_size, True)):
+def check_backtest_arguments(n_windows, step_size, refit, baselines, season_length=None, n_jobs=1) -> int:
+    """Refuse malformed backtest arguments with a message naming them; returns the refit period (0: never).
+
+    ``season_length`` (None or a positive integer) and ``n_jobs`` (a positive integer) are checked as the
+    estimator checks its own: a flag, a fraction, zero or a word is refused, never read as something else.
+    """
+    checked = (("n_windows", n_windows, False), ("step_size", step_size, True), ("season_length", season_length, True))
+    for name, value, optional in (*checked, ("n_jobs", n_jobs, False)):
         if optional and value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:

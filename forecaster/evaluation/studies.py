@@ -204,7 +204,12 @@ def run_study(path: str | Path, progress: bool = True) -> tuple[BacktestResult, 
         settings["baselines"] = tuple(settings["baselines"]) if isinstance(settings["baselines"], list) else settings["baselines"]
     try:
         check_backtest_arguments(
-            settings.get("n_windows", 3), settings.get("step_size"), settings.get("refit", True), settings.get("baselines", ())
+            settings.get("n_windows", 3),
+            settings.get("step_size"),
+            settings.get("refit", True),
+            settings.get("baselines", ()),
+            settings.get("season_length"),
+            settings.get("n_jobs", 1),
         )
     except ValueError as error:
         raise SpecError(f"[backtest]: {error}") from None
