@@ -418,3 +418,19 @@ def test_parameters_edited_with_their_checksums_must_still_describe_the_fitted_m
     (folder / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ModelFileError, match=r"`params"):
         Seq2SeqForecaster.load(folder)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_a_manifest_that_is_not_a_regular_file_is_refused_without_reading_it(fitted, tmp_path, kind):
+    """A FIFO manifest blocked load forever, a link to /dev/zero read until MemoryError, a folder raised IsADirectoryError."""
+    fitted.save(tmp_path / "m")
+    manifest = tmp_path / "m" / "manifest.json"
+    manifest.unlink()
+    if kind == "fifo":
+        os.mkfifo(manifest)
+    elif kind == "device":
+        manifest.symlink_to("/dev/zero")
+    else:
+        manifest.mkdir()
+    with pytest.raises(ModelFileError, match="`manifest.json` in .* is not a regular file"):
+        Seq2SeqForecaster.load(tmp_path / "m")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import warnings
 from pathlib import Path
 from typing import Any
@@ -168,10 +169,19 @@ def _absent(folder: Path) -> ModelFileError:
 
 
 def _read_file(folder: Path, name: str, limit: int | None = None) -> bytes:
+    """The bytes of a model file: a regular file (a FIFO would block, a device never end), at most ``limit`` bytes read."""
     path = folder / name
-    if limit is not None and path.stat().st_size > limit:
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        raise ModelFileError(f"`{name}` in {str(folder)!r} cannot be read ({error.strerror}).") from None
+    if not stat.S_ISREG(mode):
+        raise ModelFileError(f"`{name}` in {str(folder)!r} is not a regular file; it was not written by `save`.")
+    with open(path, "rb") as handle:
+        data = handle.read() if limit is None else handle.read(limit + 1)
+    if limit is not None and len(data) > limit:
         raise ModelFileError(f"`{name}` in {str(folder)!r} is larger than {limit} bytes; it was not written by `save`.")
-    return path.read_bytes()
+    return data
 
 
 def _parse_json(data: bytes, name: str, folder: Path) -> Any:
