@@ -353,3 +353,28 @@ def test_the_attention_maps_of_a_report_share_one_colour_scale(monkeypatch, tmp_
     assert len(seen) >= 2 and len(set(seen)) == 1 and seen[0] is not None
     shown = result.attention[~result.attention["padded"]]
     assert seen[0] <= shown["weight"].max() + 1e-12
+
+
+def test_a_title_is_shown_as_words_never_as_markup(result, tmp_path):
+    """A spec's title became an external <img> in the self-contained page, and a newline started a heading."""
+    title = "Q3 review ![t](http://attacker.example/t.png)\n# injected <b>bold</b>"
+    result.to_report(tmp_path / "r", title=title)
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert not any("attacker" in tag for tag in re.findall(r"<img[^>]*>", page))
+    assert "<h1>injected" not in page and "<b>bold</b>" not in page
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    assert markdown.splitlines()[0].startswith("# Q3 review \\!\\[t\\]")
+    assert sum(line.startswith("# ") for line in markdown.splitlines()) == 1
+
+
+def test_ids_that_start_like_a_formula_reach_the_csvs_as_text(tmp_path):
+    df, _ = make_panel(n_series=4, length=40, seed=2, static=False)
+    names = dict(zip(sorted(df["unique_id"].unique()), ["=HYPERLINK(1)", "+1", "-cmd", "@SUM(A1)"], strict=True))
+    df = df.assign(unique_id=df["unique_id"].map(names))
+    hostile = forecaster.backtest(fast_model(), df, n_windows=1, baselines=("seasonal_naive",), progress=False)
+    hostile.to_report(tmp_path / "r")
+    for name in ("metrics.csv", "forecasts.csv"):
+        ids = set(pd.read_csv(tmp_path / "r" / name)["unique_id"])
+        assert ids == {"'" + v for v in names.values()}
+    # The result itself keeps the ids as they are.
+    assert set(hostile.forecasts["unique_id"]) == set(names.values())

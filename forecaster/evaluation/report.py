@@ -30,9 +30,11 @@ from .report_tables import (
     markdown_table,
     paired,
     per_fold,
+    plain_text,
     reference_model,
     representative_series,
     settings_table,
+    spreadsheet_safe,
 )
 
 # Every file a report may write (none is named after a series id); rewriting a report removes those of them
@@ -110,7 +112,7 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
     summary = result.summary()
     tables = {"metrics.csv": result.metrics, "forecasts.csv": result.forecasts, "skipped.csv": result.skipped}
     for name, table in tables.items():
-        table.to_csv(folder / name, index=False)
+        spreadsheet_safe(table).to_csv(folder / name, index=False)
     summary.to_csv(folder / "summary.csv")
     reference = reference_model(models)
     images: list[tuple[str, object, str]] = []  # caption, series id (None if none), file name
@@ -121,11 +123,11 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
         images.append(("Per-series MASE relative to AutoETS", None, relative))
     rates = result.calibration()
     if len(rates):
-        rates.to_csv(folder / "calibration.csv")
+        spreadsheet_safe(rates).to_csv(folder / "calibration.csv")
         tables["calibration.csv"] = rates
         if "cutoff" in result.quantile_metrics:
             by_fold = result.calibration(by="fold")
-            by_fold.to_csv(folder / "calibration_by_fold.csv")
+            spreadsheet_safe(by_fold).to_csv(folder / "calibration_by_fold.csv")
             tables["calibration_by_fold.csv"] = by_fold
         images.append(("Calibration: hit rate against nominal level", None, plot_calibration(rates, folder)))
     picks = representative_series(result.metrics, reference=reference)
@@ -347,7 +349,7 @@ def _calibration_by_fold(result) -> list[str]:
 
 
 def _markdown(result, summary, by_step, attention_md, images, notes, reference, title) -> str:
-    parts = [f"# {title or 'Backtest report'}", "", headline(summary, result.settings), ""]
+    parts = [f"# {plain_text(title) if title else 'Backtest report'}", "", headline(summary, result.settings), ""]
     parts += [*_settings_lines(result), "", "## Summary", "", markdown_table(summary), ""]
     coverage = summary["coverage"].get(MODEL) if "coverage" in summary else None
     warning = coverage_warning(coverage, result.settings["model_params"].get("quantiles"))

@@ -32,6 +32,46 @@ def code_span(value) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+# ASCII punctuation that Markdown may read as syntax; each is backslash-escaped in text shown literally.
+_MARKDOWN_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+
+
+def plain_text(text: str) -> str:
+    """``text`` as literal Markdown on one line: every punctuation mark escaped, line breaks as spaces.
+
+    A report title comes from a spec: ``![t](http://...)`` in it must stay words, not become an external
+    image in a self-contained page, and a newline must not start a heading.
+    """
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(str(text).splitlines()))
+
+
+# A cell a spreadsheet would run as a formula (OWASP's list: =, +, -, @, tab, carriage return).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell that starts like a formula prefixed by ``'``, so a spreadsheet shows it as text.
+
+    The report's CSVs are opened by planners in spreadsheets, where an id such as ``=HYPERLINK(...)`` would run.
+    Numbers are left alone (``-5`` is a number, not a formula); the forecasts ``predict`` returns are never changed.
+    """
+    out = frame
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object or isinstance(values.dtype, (pd.StringDtype, pd.CategoricalDtype)):
+            text = values.astype(object)
+            risky = text.map(lambda v: isinstance(v, str) and v.startswith(_FORMULA_START))
+            if risky.any():
+                out = out.copy() if out is frame else out
+                out[column] = text.where(~risky, "'" + text.astype(str))
+    if frame.index.dtype == object:
+        index = frame.index.map(lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v)
+        if not index.equals(frame.index):
+            out = out.copy() if out is frame else out
+            out.index = index
+    return out
+
+
 def _cell(value, digits: int) -> str:
     if isinstance(value, (bool, np.bool_)):
         return str(value)
