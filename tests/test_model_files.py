@@ -434,3 +434,17 @@ def test_a_manifest_that_is_not_a_regular_file_is_refused_without_reading_it(fit
         manifest.mkdir()
     with pytest.raises(ModelFileError, match="`manifest.json` in .* is not a regular file"):
         Seq2SeqForecaster.load(tmp_path / "m")
+
+
+def test_saving_over_the_folder_the_process_works_in_is_refused_and_changes_nothing(fitted, tmp_path, monkeypatch):
+    """save('.') from inside the model folder renamed the working directory aside and deleted it."""
+    fitted.save(tmp_path / "m")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "m").iterdir()}
+    monkeypatch.chdir(tmp_path / "m")
+    with pytest.raises(FileExistsError, match="holds the current working directory"):
+        fitted.save(".")
+    assert Path(os.getcwd()) == (tmp_path / "m").resolve() and Path(".").resolve().exists()
+    assert {p.name: p.read_bytes() for p in (tmp_path / "m").iterdir()} == before
+    monkeypatch.chdir(tmp_path)
+    fitted.save("m")  # from outside, the same folder is replaced as usual
+    assert Seq2SeqForecaster.load("m").history_.equals(fitted.history_)

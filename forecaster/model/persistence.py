@@ -90,6 +90,12 @@ def _check_target(folder: Path) -> None:
         return
     if not folder.is_dir():
         raise FileExistsError(f"{str(folder)!r} exists and is not a directory; `save` writes a model directory there.")
+    here = Path(os.getcwd()).resolve()
+    if here == folder.resolve() or folder.resolve() in here.parents:
+        raise FileExistsError(
+            f"{str(folder)!r} holds the current working directory; `save` replaces the whole directory, which would "
+            "leave this process in a deleted folder. Save from outside it (e.g. save('../' + name)) or to another path."
+        )
     foreign = sorted(
         entry.name for entry in os.scandir(folder) if entry.name not in MODEL_FILES or entry.is_dir(follow_symlinks=False)
     )
