@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -75,8 +76,13 @@ def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]], id_dt
     """A CSV/Parquet file with its columns renamed to the model's: ``names`` maps a flag to (the file's name, the model's)."""
     import pandas as pd
 
-    if not Path(path).is_file():
+    where = Path(path)
+    if not os.path.lexists(where):
         raise UsageError(f"{option} {path!r}: no such file.")
+    if where.is_dir():
+        raise UsageError(f"{option} {path!r} is a folder; give the path of a CSV or Parquet file.")
+    if not where.is_file():  # a device (/dev/zero), a FIFO: reading would never end or block
+        raise UsageError(f"{option} {path!r} is not a regular file; give the path of a CSV or Parquet file.")
     # Ids are read as the model's training ids are typed: '0001' stays text for a model fitted on text ids.
     id_name = names["--id-col"][0] if "--id-col" in names else None
     dtype = {id_name: str} if id_dtype is str and id_name is not None else None
@@ -122,6 +128,10 @@ def _explain(args: argparse.Namespace) -> int:
     from .estimator import Seq2SeqForecaster
     from .plots import attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast, series_file_name
 
+    out = Path(args.out)
+    blocked = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocked is not None:  # refused before any work, as `backtest --out` is
+        raise UsageError(f"--out {str(out)!r}: {str(blocked)!r} is a file, not a folder.")
     model = Seq2SeqForecaster.load(args.model_dir)
     names = {
         "--id-col": (args.id_col or model.id_col, model.id_col),
@@ -137,7 +147,6 @@ def _explain(args: argparse.Namespace) -> int:
     forecasts = model.predict(df=df, future_df=future)
     ids = _pick_ids(args.ids, list(pd.unique(forecasts[model.id_col])), args.max_series)
     history = df if df is not None else model.history_
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for uid in ids:
         fig = plot_attention(

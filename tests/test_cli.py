@@ -187,6 +187,22 @@ def test_explain_refuses_integer_years_instead_of_reading_nanoseconds(tmp_path, 
     assert err.startswith("forecaster explain: error: ") and "holds numbers" in err and "format='%Y'" in err
 
 
+def test_explain_refuses_an_out_file_before_any_work(tmp_path, saved_model, capsys, monkeypatch):
+    """`explain --out <file>` did all the work, then died with a traceback."""
+    (tmp_path / "taken").write_text("keep me")
+    loads = []
+    monkeypatch.setattr(forecaster.Seq2SeqForecaster, "load", classmethod(lambda cls, path: loads.append(path)))
+    err = _fails(capsys, "explain", str(saved_model), "--out", str(tmp_path / "taken" / "plots"))
+    assert "is a file, not a folder" in err and not loads
+    assert (tmp_path / "taken").read_text() == "keep me"
+
+
+@pytest.mark.parametrize(("data", "message"), [(".", "is a folder"), ("/dev/zero", "is not a regular file")])
+def test_explain_says_what_a_data_path_is_instead_of_no_such_file(tmp_path, saved_model, capsys, data, message):
+    err = _fails(capsys, "explain", str(saved_model), "--data", data, "--out", str(tmp_path / "p"))
+    assert f"--data {data!r} {message}" in err
+
+
 def test_the_printed_summary_fits_100_columns():
     import pandas as pd
 
