@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import fast_model
+from conftest import fast_model, future_frame
 
 from forecaster import backtest
 from forecaster.datasets import make_panel
@@ -114,3 +114,24 @@ def test_a_calendar_far_larger_than_the_data_is_refused_before_allocating():
 def test_column_names_must_be_strings_so_that_they_survive_a_model_file(data):
     with pytest.raises(ValueError, match="`id_col` must be a column name"):
         fast_model(id_col=0).fit(data.rename(columns={"unique_id": 0}))
+
+
+@pytest.mark.parametrize(("column", "value"), [("promo", 1e300), ("size", 1e308), ("y", -1e120), ("traffic", 1e101)])
+def test_values_beyond_the_supported_range_are_refused_naming_the_column(data, column, value):
+    """A future covariate of 1e300 ended in 'non-finite forecasts, please report', a static of 1e308 in 'training diverged'."""
+    df = data.assign(size=data["unique_id"].map(lambda uid: float(uid[1:])))
+    rows = df["unique_id"] == "S002" if column == "size" else df.index == 5
+    df.loc[rows, column] = value
+    model = fast_model(future_covariates=["promo"], past_covariates=["traffic"], static_covariates=["size"])
+    with pytest.raises(
+        ValueError, match=rf"Column `{column}` holds .* beyond 1e\+100 in magnitude are outside the supported range"
+    ):
+        model.fit(df)
+
+
+def test_a_future_frame_beyond_the_supported_range_is_refused_at_predict(data):
+    model = fast_model(future_covariates=["promo"]).fit(data)
+    future = future_frame(data, 6)
+    future.loc[3, "promo"] = 1e300
+    with pytest.raises(ValueError, match=r"Column `promo` holds 1e\+300 at"):
+        model.predict(future_df=future)

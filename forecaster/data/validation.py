@@ -106,6 +106,22 @@ def restore_zone(times: pd.DatetimeIndex, tz_token: str | None) -> pd.DatetimeIn
     return times.tz_localize("UTC").tz_convert(tz)
 
 
+# The largest magnitude a target or numeric covariate may have. Scaling squares values (a standard deviation of
+# 1e300 overflows to inf), and past about 1e150 the partners' fits and the interval choice lose precision, so
+# larger values are refused, naming the column, rather than turned into inf or a silently different forecast.
+MAX_MAGNITUDE = 1e100
+
+
+def _check_magnitude(values: np.ndarray, name: str, where) -> None:
+    """Refuse values beyond ``MAX_MAGNITUDE``; ``where(mask)`` names the first row holding one."""
+    huge = np.abs(values) > MAX_MAGNITUDE
+    if huge.any():
+        raise ValueError(
+            f"Column `{name}` holds {values[huge][0]:.3g} at {where(huge)}: values beyond {MAX_MAGNITUDE:.0e} in magnitude are "
+            "outside the supported range (scaling them would overflow); rescale the column, e.g. to other units."
+        )
+
+
 def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: bool) -> pd.Series:
     values = df[name]
     if values.dtype == bool or pd.api.types.is_bool_dtype(values):
@@ -120,6 +136,7 @@ def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: b
         raise ValueError(
             f"Column `{name}` holds inf at {_first_row(df, infinite, columns)}; replace it with a finite value or NaN."
         )
+    _check_magnitude(values.to_numpy(), name, lambda mask: _first_row(df, mask, columns))
     return values
 
 
@@ -182,8 +199,11 @@ def _check_statics(frame: pd.DataFrame, columns: Columns, roles: CovariateRoles)
                 f"Static covariate `{name}` varies within series {reprlib.repr(list(varies.index[varies]))}; "
                 "a static covariate must be constant per series."
             )
-        if pd.api.types.is_numeric_dtype(frame[name]) and np.isinf(frame[name].to_numpy(dtype=float)).any():
-            raise ValueError(f"Static covariate `{name}` holds inf.")
+        if pd.api.types.is_numeric_dtype(frame[name]) and not pd.api.types.is_bool_dtype(frame[name]):
+            numbers = frame[name].to_numpy(dtype=float)
+            if np.isinf(numbers).any():
+                raise ValueError(f"Static covariate `{name}` holds inf.")
+            _check_magnitude(numbers, name, lambda mask: _first_row(frame, mask, columns))
 
 
 def merge_covariates(
