@@ -135,3 +135,22 @@ def test_a_future_frame_beyond_the_supported_range_is_refused_at_predict(data):
     future.loc[3, "promo"] = 1e300
     with pytest.raises(ValueError, match=r"Column `promo` holds 1e\+300 at"):
         model.predict(future_df=future)
+
+
+def test_a_series_too_short_for_autoets_at_a_cutoff_is_skipped_and_named_not_a_crash():
+    """statsforecast's AutoETS raised "tiny datasets" on a yearly series of 5 periods and ended the whole backtest."""
+    rng = np.random.default_rng(0)
+    frames = [
+        pd.DataFrame(
+            {
+                "unique_id": uid,
+                "ds": pd.date_range(end="2020-01-01", periods=n, freq="YS"),
+                "y": 50 + rng.normal(0, 1, n).cumsum(),
+            }
+        )
+        for uid, n in (("long1", 30), ("long2", 25), ("tiny", 6))
+    ]
+    df = pd.concat(frames, ignore_index=True)
+    result = backtest(fast_model(horizon=1, input_size=4), df, n_windows=1, baselines=("auto_ets",), progress=False)
+    assert set(result.forecasts["unique_id"]) == {"long1", "long2"}
+    assert "the fewest AutoETS fits" in result.skipped.set_index("unique_id").loc["tiny", "reason"]

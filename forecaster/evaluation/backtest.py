@@ -225,15 +225,23 @@ def backtest(
     )
 
 
+# statsforecast's ETS refuses a series of at most (parameters + 4) periods; its simplest model has 2 (alpha, l0).
+AUTO_ETS_MIN_PERIODS = 7
+
+
 def min_train_periods(horizon: int, season: int, baselines) -> tuple[int, str]:
     """The history a series needs up to a cutoff to be scored in that fold, and why (for the skip reasons).
 
-    Every model is scored on the same windows: a fold needs a horizon plus one period of history, and a full
-    season where the seasonal-naive baseline runs (it has no forecast from less); shorter series are skipped.
+    Every model is scored on the same windows: a fold needs a horizon plus one period of history, a full
+    season where the seasonal-naive baseline runs (it has no forecast from less) and ``AUTO_ETS_MIN_PERIODS``
+    where AutoETS runs (statsforecast refuses fewer: "tiny datasets"); shorter series are skipped.
     """
-    if "seasonal_naive" in baselines and season > horizon + 1:
-        return season, ": one season, for the seasonal-naive baseline"
-    return horizon + 1, ""
+    needs = [(horizon + 1, "")]
+    if "seasonal_naive" in baselines:
+        needs.append((season, ": one season, for the seasonal-naive baseline"))
+    if "auto_ets" in baselines:
+        needs.append((AUTO_ETS_MIN_PERIODS, f": {AUTO_ETS_MIN_PERIODS} periods, the fewest AutoETS fits"))
+    return max(needs, key=lambda need: need[0])
 
 
 def backtest_timings(seconds: dict, baselines) -> pd.DataFrame:
