@@ -99,7 +99,7 @@ class Seq2SeqForecaster(BaseEstimator):
             of static covariates are fine), with a quarter of the step budget; otherwise it warns and
             fits from scratch. As in scikit-learn, False fits from scratch every time.
         init: ``"scratch"`` (random weights) or ``"pretrained"``: start from the prior shipped for the data's
-            frequency (yearly, quarterly or monthly; docs/prior.md) and fine-tune it with a third of the learning
+            frequency (yearly, quarterly or monthly; docs/prior.md) and fine-tune it with a hundredth of the learning
             rate and a quarter of the steps, the held-out windows scored from step 0, so the prior itself may win.
             Covariates the prior never saw start with zero weights. ``input_size`` None takes the prior's; the
             architecture parameters must be the prior's. With ``max_steps=0`` the fit keeps the prior as it is
