@@ -26,8 +26,16 @@ from .model.inference import Forecast, accountable, forecast_windows, history_ke
 from .model.members import MemberTrainer, fit_members
 from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
-from .model.params import blend_weights, changed_since_fit, check_params, resolve_device, resolve_units, training_quantiles
-from .model.prior import adapted_weights, prior_for
+from .model.params import (
+    FINE_TUNE_LEARNING_RATE_SHARE,
+    blend_weights,
+    changed_since_fit,
+    check_params,
+    resolve_device,
+    resolve_units,
+    training_quantiles,
+)
+from .model.prior import adapted_weights, learning_rate_scales, prior_for
 from .model.state import FittedState
 from .model.training import TrainResult
 from .model.warm_start import extend_features, extend_spec, warm_start_state, widen_static_inputs
@@ -274,7 +282,10 @@ class Seq2SeqForecaster(BaseEstimator):
             results = [TrainResult(state_dict=weights, best_step=0) for weights in initial]
         else:
             params = self.get_params()
-            job = training_job(panel, roles, config, quantiles, device, season, params, warm, n_windows, prior is not None)
+            scales = None if prior is None else learning_rate_scales(prior, config, FINE_TUNE_LEARNING_RATE_SHARE)
+            job = training_job(
+                panel, roles, config, quantiles, device, season, params, warm, n_windows, prior is not None, scales
+            )
             job = replace(job, features=features)
             seeds = [self.random_state + k for k in range(self.n_models)]
             if train_members is None:

@@ -259,3 +259,37 @@ def test_pretraining_is_seeded_the_same_seed_gives_the_same_weights():
     one, two = first.network_.members[0].state_dict(), second.network_.members[0].state_dict()
     assert all(torch.equal(one[k], two[k]) for k in one)
     assert first.pretraining_["windows"] == second.pretraining_["windows"] > 100_000
+
+
+def test_covariates_the_prior_never_saw_learn_at_the_full_rate_the_prior_at_a_hundredth():
+    from dataclasses import replace
+
+    from forecaster.model.prior import learning_rate_scales
+
+    prior = load_prior("quarterly")
+    wider = replace(prior.config, horizon=4, future_features=prior.config.future_features + 1)
+    scales = learning_rate_scales(prior, wider, 0.01)
+    query = scales["query.0.weight"]
+    d = prior.config.hidden_size
+    assert torch.all(query[:, 2 * d] == 1.0)  # the new covariate's column
+    assert torch.all(query[:, : 2 * d] == 0.01) and torch.all(query[:, 2 * d + 1 :] == 0.01)
+    assert all(torch.all(s == 0.01) for name, s in scales.items() if name != "query.0.weight")
+
+
+def test_adam_scales_each_element_of_the_learning_rate():
+    from forecaster.model.optimizer import Adam
+
+    torch.manual_seed(0)
+    a, b = torch.nn.Parameter(torch.randn(3, 2)), torch.nn.Parameter(torch.randn(3, 2))
+    b.data.copy_(a.data)
+    scale = torch.tensor([[1.0, 0.0], [0.5, 1.0], [0.0, 0.25]])
+    scaled, plain = Adam([a], 0.1, scales=[scale]), Adam([b], 0.1)
+    start = a.detach().clone()
+    for _ in range(3):
+        for p, opt in ((a, scaled), (b, plain)):
+            opt.zero_grad()
+            (p**2).sum().backward()
+            opt.step()
+    moved_scaled, moved_plain = a.detach() - start, b.detach() - start
+    assert torch.equal(moved_scaled[scale == 0], torch.zeros_like(moved_scaled[scale == 0]))
+    assert torch.allclose(moved_scaled[scale == 1], moved_plain[scale == 1])

@@ -17,7 +17,12 @@ import torch
 
 
 class Adam:
-    """Adam over ``parameters`` with a learning rate set by the caller at each step (``set_learning_rate``)."""
+    """Adam over ``parameters`` with a learning rate set by the caller at each step (``set_learning_rate``).
+
+    ``scales``: per parameter (in the order given), None or a tensor of its shape that multiplies its learning
+    rate element by element (a fit from the prior moves the prior's weights a hundred times slower than the
+    weights of covariates it never saw).
+    """
 
     def __init__(
         self,
@@ -25,8 +30,15 @@ class Adam:
         learning_rate: float,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
+        scales: list[torch.Tensor | None] | None = None,
     ) -> None:
-        self.parameters = [p for p in parameters if p.requires_grad]
+        given = list(parameters)
+        scales = [None] * len(given) if scales is None else list(scales)
+        if len(scales) != len(given):
+            raise ValueError(f"`scales` has {len(scales)} entries for {len(given)} parameters.")
+        kept = [i for i, p in enumerate(given) if p.requires_grad]
+        self.parameters = [given[i] for i in kept]
+        self.scales = [None if scales[i] is None else scales[i].to(given[i].device, given[i].dtype) for i in kept]
         self.learning_rate = float(learning_rate)
         self.betas = betas
         self.eps = eps
@@ -60,6 +72,9 @@ class Adam:
         denominator = torch._foreach_sqrt(second)
         torch._foreach_div_(denominator, math.sqrt(1.0 - beta2**self.steps))
         torch._foreach_add_(denominator, self.eps)
+        for slot, i in enumerate(live):  # a handful of scaled parameters at most
+            if self.scales[i] is not None:
+                denominator[slot].div_(self.scales[i])
         torch._foreach_addcdiv_(params, first, denominator, -step_size)
 
 

@@ -32,6 +32,8 @@ class TrainConfig:
     progress: bool = True
     device: str = "cpu"
     evaluate_start: bool = False  # score the starting weights too (a fit from trained weights may keep them)
+    # Per parameter name, a tensor of its shape multiplying the learning rate element by element (None: 1 everywhere).
+    learning_rate_scales: dict[str, torch.Tensor] | None = None
 
 
 @dataclass
@@ -129,7 +131,9 @@ def train(
     device = config.device
     module = getattr(network, "module", network)  # the network itself under a DistributedDataParallel wrapper
     quantiles = torch.tensor(config.quantiles, dtype=torch.float32, device=device)
-    optimizer = Adam(network.parameters(), config.learning_rate)
+    named = list(module.named_parameters())
+    scales = None if config.learning_rate_scales is None else [config.learning_rate_scales.get(n) for n, _ in named]
+    optimizer = Adam([p for _, p in named], config.learning_rate, scales=scales)
     use_validation = config.early_stopping and validation is not None
     result = TrainResult(state_dict=copy.deepcopy(module.state_dict()), best_step=0)
     best, stale = math.inf, 0
