@@ -448,3 +448,19 @@ def test_saving_over_the_folder_the_process_works_in_is_refused_and_changes_noth
     monkeypatch.chdir(tmp_path)
     fitted.save("m")  # from outside, the same folder is replaced as usual
     assert Seq2SeqForecaster.load("m").history_.equals(fitted.history_)
+
+
+def test_a_resigned_history_with_an_inf_target_is_refused_at_load(fitted, tmp_path):
+    """It loaded and predict() forecast from it, while predict(df=model.history_) refused the same frame."""
+    folder = tmp_path / "m"
+    fitted.save(folder)
+    columns = list(fitted.history_.columns)
+    with np.load(folder / "history.npz", allow_pickle=False) as stored:
+        arrays = dict(stored)
+    key = f"c{columns.index('y')}"
+    arrays[key] = arrays[key].copy()
+    arrays[key][3] = np.inf
+    np.savez(folder / "history.npz", **arrays)
+    resign(folder)
+    with pytest.raises(ModelFileError, match=r"history in history.npz is not valid input: Column `y` holds inf"):
+        Seq2SeqForecaster.load(folder)

@@ -38,6 +38,7 @@ from typing import Any
 
 from .._version import __version__
 from ..data.frequency import normalise_freq
+from ..data.validation import clean_history
 
 # The steps of a save, under the names that tests replace to make one of them fail (tests/test_model_files.py).
 from .atomic_files import fsync_dir as _fsync_dir
@@ -287,6 +288,11 @@ def _load(cls, config: dict[str, Any], files: dict[str, bytes]):
     except (TypeError, ValueError, KeyError) as error:
         raise Invalid(f"`fitted` in {CONFIG} could not be read: {error}") from None
     check_agreement(state, params)
+    if len(history):  # the stored history is checked as any input is: predict() forecasts from it
+        try:
+            clean_history(history, model._columns(), state.roles)
+        except (TypeError, ValueError) as error:
+            raise Invalid(f"The history in {HISTORY} is not valid input: {error}") from None
     network = read_network(files[WEIGHTS], state.network, state.n_members)
     model.state_ = state
     model.device_ = "cpu"
