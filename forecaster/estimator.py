@@ -442,7 +442,8 @@ class Seq2SeqForecaster(BaseEstimator):
         starts) get exactly zero weight and are omitted, or kept and flagged in a
         ``padded`` column with ``include_padding=True`` (their ``ds_history`` is the
         calendar period they would have had). The weights of each (series, step) sum
-        to one. Called after ``predict`` on the same inputs, it reuses that forward pass.
+        to one (with ``attention_values="observations"``, zero where a window holds no observed target: an
+        ``EmptyWindowWarning`` names such series). Called after ``predict`` on the same inputs, it reuses that forward pass.
 
         Beside the weights, the account of the median forecast (none with ``log_target``): per
         (series, step), ``contribution`` summed over the history plus ``step_baseline``,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import reprlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -163,12 +164,48 @@ def scale_columns(frame: pd.DataFrame, names: tuple[str, ...], spec: FeatureSpec
     return out
 
 
+def _kinds(values) -> set[str]:
+    """The kinds of values: text, number (bools apart) or another type's name."""
+
+    def kind(v) -> str:
+        if isinstance(v, str):
+            return "text"
+        if isinstance(v, (bool, np.bool_)):
+            return "bool"
+        return "number" if isinstance(v, (int, float, np.integer, np.floating)) else type(v).__name__
+
+    return {kind(v) for v in values}
+
+
+def check_static_types(name: str, known: list, values: list) -> None:
+    """Refuse a categorical static whose values are all unknown and of other kinds than the fitted categories.
+
+    New categories are fine (a new series, a new store type); labels retyped as a whole ('A'/'B' read back as 1/2)
+    would make every series read the unseen-category input, silently.
+
+    Raises:
+        ValueError: naming the column, its fitted categories and the values given.
+    """
+    fitted, given = _kinds(known), _kinds(values)
+    if values and known and not (set(map(_json_value, values)) & set(known)) and not (fitted & given):
+        raise ValueError(
+            f"Static covariate `{name}` was fitted with {'/'.join(sorted(fitted))} labels ({reprlib.repr(list(known))}) "
+            f"but holds {'/'.join(sorted(given))} values ({reprlib.repr(list(dict.fromkeys(values)))}), none of them known: "
+            "convert the column back to the labels it was fitted with, or refit."
+        )
+
+
 def encode_statics(per_series: pd.DataFrame, names: tuple[str, ...], spec: FeatureSpec) -> np.ndarray:
-    """Encode one row of statics per series into (N, S) float32; unseen categories map to all zeros."""
+    """Encode one row of statics per series into (N, S) float32; unseen categories map to all zeros.
+
+    Raises:
+        ValueError: a categorical static retyped as a whole (``check_static_types``), or text in a numeric one.
+    """
     blocks = []
     for name in names:
         if name in spec.categories:
             cats = spec.categories[name]
+            check_static_types(name, cats, per_series[name].tolist())
             codes = pd.Categorical(per_series[name].tolist(), categories=cats).codes
             onehot = np.zeros((len(codes), len(cats)), dtype=np.float32)
             seen = codes >= 0
@@ -176,7 +213,13 @@ def encode_statics(per_series: pd.DataFrame, names: tuple[str, ...], spec: Featu
             blocks.append(onehot)
         else:
             scaling = spec.numeric[name]
-            blocks.append(((per_series[name].to_numpy(dtype=np.float64) - scaling.mean) / scaling.std)[:, None])
+            column = per_series[name]
+            if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+                raise ValueError(
+                    f"Static covariate `{name}` was fitted as a number but holds {column.dtype} values "
+                    f"({reprlib.repr(list(pd.unique(column)))}): convert it back to numbers, or refit."
+                )
+            blocks.append(((column.to_numpy(dtype=np.float64) - scaling.mean) / scaling.std)[:, None])
     if not blocks:
         return np.zeros((len(per_series), 0), dtype=np.float32)
     return np.concatenate(blocks, axis=1).astype(np.float32)

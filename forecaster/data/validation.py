@@ -238,6 +238,23 @@ def merge_covariates(
     return history.merge(extra, on=[columns.id, columns.time], how="left", validate="many_to_one"), tz
 
 
+def _future_times(values: pd.Series, column: str, tz_token: str | None) -> pd.Series:
+    """The future frame's timestamps read as the history's are: the same zone (wall or UTC times), or both naive.
+
+    Naive times against a zoned history (or the reverse) are refused: there is no way to tell which instants
+    they mean (naive times read as UTC shifted a day-ahead schedule by the zone's offset).
+    """
+    times, own = _to_naive_times(values, column)  # parsed, and the future's own zone (None: naive)
+    if (tz_token is None) != (own is None):
+        zoned, naive = ("df", "future_df") if tz_token else ("future_df", "df")
+        raise ValueError(f"`{zoned}` has time-zone-aware `{column}` and `{naive}` naive ones; give both in the same zone.")
+    if tz_token is None:
+        return times
+    zone = tz_token.split(":", 1)[1]
+    converted, _ = _to_naive_times(pd.to_datetime(values).dt.tz_convert(zone), column, tz_token)
+    return converted
+
+
 def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRoles, tz_token: str | None = None) -> pd.DataFrame:
     """Validate a frame of future-known covariates for the horizon.
 
@@ -254,7 +271,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
     needed = [columns.id, columns.time, *roles.future]
     _require_columns(future_df, needed, "future_df")
     frame = future_df.loc[:, needed].copy()
-    frame[columns.time], _ = _to_naive_times(frame[columns.time], columns.time, tz_token)
+    frame[columns.time] = _future_times(frame[columns.time], columns.time, tz_token)
     for name in roles.future:
         frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
         missing = frame[name].isna().to_numpy()

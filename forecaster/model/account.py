@@ -65,6 +65,17 @@ class Account:
             self.points * network[..., None], self.baseline * network, self.covariates * network, partners, self.head * network
         )
 
+    def constant(self, rows: np.ndarray, level: np.ndarray) -> Account:
+        """The account with windows ``rows`` (bool, B) forecast as ``level`` (B,): all of it in the baseline."""
+        keep = ~rows[:, None]
+        return Account(
+            self.points * keep[..., None],
+            np.where(keep, self.baseline, level[:, None]),
+            self.covariates * keep,
+            self.partners * keep,
+            self.head * keep,
+        )
+
     def take(self, rows: slice | np.ndarray) -> Account:
         """The account of some windows."""
         return Account(self.points[rows], self.baseline[rows], self.covariates[rows], self.partners[rows], self.head[rows])

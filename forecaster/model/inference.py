@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import reprlib
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -217,6 +219,7 @@ def forecast_windows(
     """
     series = np.asarray(series, dtype=np.int64)
     origins = np.broadcast_to(np.asarray(origins, dtype=np.int64), series.shape).copy()
+    warn_empty_windows(panel, series, origins, state.input_size)
     with torch_threads(num_threads):
         values, attention, parts = run_network(network, state, panel, series, origins, device, account)
     if not np.isfinite(values).all():
@@ -224,7 +227,54 @@ def forecast_windows(
     values, parts = blend_partners(values, state, panel, series, origins, blend_weights, parts)
     if state.calibration is not None:
         values = apply_factors(values, state.calibration.factors, state.median_index)
+    if not state.roles.future:
+        constant, level = constant_history(target_values(panel, state), series, origins)
+        if constant.any():
+            values = np.where(constant[:, None, None], level[:, None, None], values)
+            parts = None if parts is None else parts.constant(constant, level)
     return Forecast(series, origins, values, attention, parts)
+
+
+class EmptyWindowWarning(UserWarning):
+    """A forecast whose encoder window holds no observed target: it comes from the window's padding and the partners."""
+
+
+def warn_empty_windows(panel: Panel, series: np.ndarray, origins: np.ndarray, input_size: int) -> None:
+    """Warn, naming the series and origins, where a window's ``input_size`` periods up to its origin are all missing.
+
+    The network then reads nothing of the series (a 48-hour outage with ``input_size=48`` was forecast at about 97
+    where its level was about 340, with a tight interval); only the partners, which read further back, know its level.
+    """
+    if len(series) == 0:
+        return
+    seen = np.concatenate([np.zeros((len(panel.y), 1), dtype=np.int64), np.cumsum(np.isfinite(panel.y), axis=1)], axis=1)
+    inside = seen[series, origins + 1] - seen[series, np.maximum(origins + 1 - input_size, 0)]
+    empty = inside == 0
+    if empty.any():
+        ids = list(pd.unique(panel.ids[series[empty]]))
+        when = pd.DatetimeIndex(panel.timestamps(series[empty][:1], origins[empty][:1]))[0]
+        warnings.warn(
+            f"{len(ids)} series have no observed target in the {input_size} periods up to their origin "
+            f"({reprlib.repr(ids)}; e.g. origin {when}): the network reads nothing of them there and their forecast "
+            "does not follow their level. Fill the gap, lower `input_size`, or forecast from an earlier origin.",
+            EmptyWindowWarning,
+            stacklevel=4,
+        )
+
+
+def constant_history(y: np.ndarray, series: np.ndarray, origins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Windows whose whole history up to the origin holds one value (observed at least twice), and that value.
+
+    Such a series is forecast as that value at every level: nothing in its history says it moves, and a network
+    and partners fitted to varying series put it a few percent off with a spread of its own. Covariates known in
+    advance could say otherwise, so a model with future-known covariates keeps its forecast.
+    """
+    # Columns before a series' first period are NaN padding, which the running extremes and the count skip.
+    with np.errstate(invalid="ignore"):
+        high = np.fmax.accumulate(y, axis=1)[series, origins]  # one pass over the panel, then a lookup per window
+        low = np.fmin.accumulate(y, axis=1)[series, origins]
+    seen = np.cumsum(np.isfinite(y), axis=1)[series, origins]
+    return (seen >= 2) & (high == low), np.where(np.isfinite(low), low, 0.0)
 
 
 def panel_digest(panel: Panel) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data.features import FeatureSpec, fit_features, static_width
+from ..data.features import FeatureSpec, check_static_types, fit_features, static_width
 from ..data.roles import CovariateRoles
 from .network import NetworkConfig
 from .params import architecture
@@ -60,6 +60,13 @@ def extend_features(spec: FeatureSpec, frame: pd.DataFrame, id_col: str, roles: 
 
 def extend_spec(spec: FeatureSpec, seen: FeatureSpec) -> FeatureSpec:
     """``spec`` (the scalings it was trained with kept) with the categories of ``seen`` that it lacks appended."""
+    for name, known in spec.categories.items():
+        if name in seen.numeric:  # labels read back as numbers: no known category is left
+            raise ValueError(
+                f"Static covariate `{name}` was fitted with labels ({list(known)[:5]}) but now holds numbers: "
+                "convert the column back to the labels it was fitted with, or fit from scratch (warm_start=False)."
+            )
+        check_static_types(name, list(known), list(seen.categories.get(name, [])))
     categories = {
         name: list(known) + [c for c in seen.categories.get(name, []) if c not in set(known)]
         for name, known in spec.categories.items()
