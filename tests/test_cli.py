@@ -262,7 +262,7 @@ def test_a_negative_season_in_a_spec_is_refused_by_name(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["backtest", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "out"), "--quiet"])
     assert stop.value.code == 2
-    assert "[backtest]: `season_length` must be a positive integer or None; got -5" in capsys.readouterr().err
+    assert "[backtest]: `season_length` must be a positive integer up to 100,000 or None; got -5" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

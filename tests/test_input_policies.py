@@ -57,9 +57,9 @@ def test_a_series_without_a_row_at_its_cutoff_is_refused_by_name_not_shifted(dat
         ({"baselines": "auto_ets"}, "`baselines` must be a tuple of names"),
         ({"baselines": ("ets",)}, "Unknown baseline"),
         # A flag, a fraction or zero as the season was read as season 1, 12 or the default, silently.
-        ({"season_length": True}, "`season_length` must be a positive integer or None"),
-        ({"season_length": 12.9}, "`season_length` must be a positive integer or None"),
-        ({"season_length": 0}, "`season_length` must be a positive integer or None"),
+        ({"season_length": True}, "`season_length` must be a positive integer up to 100,000 or None"),
+        ({"season_length": 12.9}, "`season_length` must be a positive integer up to 100,000 or None"),
+        ({"season_length": 0}, "`season_length` must be a positive integer up to 100,000 or None"),
         ({"n_jobs": 0}, "`n_jobs` must be a positive integer"),
         ({"n_jobs": -3}, "`n_jobs` must be a positive integer"),
         ({"n_jobs": "four"}, "`n_jobs` must be a positive integer"),
@@ -154,3 +154,42 @@ def test_a_series_too_short_for_autoets_at_a_cutoff_is_skipped_and_named_not_a_c
     result = backtest(fast_model(horizon=1, input_size=4), df, n_windows=1, baselines=("auto_ets",), progress=False)
     assert set(result.forecasts["unique_id"]) == {"long1", "long2"}
     assert "the fewest AutoETS fits" in result.skipped.set_index("unique_id").loc["tiny", "reason"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"hidden_size": 10**6}, "`hidden_size` must be a positive integer up to 16,384"),
+        ({"num_layers": 10**4}, "`num_layers` must be a positive integer up to 64"),
+        ({"horizon": 2 * 10**5}, "`horizon` must be a positive integer up to 100,000"),
+        ({"batch_size": 10**9}, "`batch_size` must be a positive integer up to 1,048,576"),
+        ({"input_size": 10**6}, "`input_size` must be a positive integer up to 100,000"),
+        ({"num_threads": 10**5}, "`num_threads` must be a positive integer up to 1,024"),
+        ({"n_models": 10**5}, "`n_models` must be a positive integer up to 1,000"),
+        ({"quantiles": list(np.linspace(0.001, 0.999, 10**5))}, "`quantiles` lists 100,000 levels; at most 999"),
+        ({"batch_size": 2**20, "input_size": 5000}, r"would need about [\d,.]+ GiB \(activations.*this machine has"),
+        ({"input_size": 10**5, "horizon": 10**3}, r"`horizon` x `input_size` x `n_models` is 100,000,000; at most 10,000,000"),
+    ],
+)
+def test_sizes_are_refused_before_anything_is_allocated(data, change, message):
+    """They ended in allocator errors or MemoryError, or ran for minutes."""
+    params = {"horizon": 6, **change}
+    model = fast_model(**params)
+    with pytest.raises(ValueError, match=message):
+        model.fit(data)
+
+
+def test_a_huge_n_windows_in_a_spec_is_refused_naming_its_table(tmp_path):
+    from pathlib import Path
+
+    from forecaster.evaluation.studies import SpecError
+
+    text = Path("backtests/csv_example.toml").read_text()
+    import re
+
+    text = re.sub(r"(?m)^n_windows = .*$", "n_windows = 1000000000", text)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "example.csv").write_text(Path("backtests/data/example.csv").read_text())
+    (tmp_path / "spec.toml").write_text(text)
+    with pytest.raises(SpecError, match=r"\[backtest\]: `n_windows` must be a positive integer up to 100,000"):
+        run_study(tmp_path / "spec.toml", progress=False)

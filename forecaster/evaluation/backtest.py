@@ -23,6 +23,7 @@ from ..data.roles import LeakageError
 from ..data.scaling import mase_scale, naive_error_table
 from ..data.validation import Columns, clean_history, merge_covariates, restore_zone
 from ..estimator import Seq2SeqForecaster
+from ..model.file_layout import MAX_STEPS
 from ..model.inference import Forecast, model_panel, state_units, target_values
 from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
@@ -325,8 +326,10 @@ def check_backtest_arguments(n_windows, step_size, refit, baselines, season_leng
     for name, value, optional in (*checked, ("n_jobs", n_jobs, False)):
         if optional and value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer{' or None' if optional else ''}; got {value!r}.")
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= MAX_STEPS:
+            raise ValueError(
+                f"`{name}` must be a positive integer up to {MAX_STEPS:,}{' or None' if optional else ''}; got {value!r}."
+            )
     if isinstance(baselines, str) or not all(isinstance(b, str) for b in baselines):
         raise ValueError(f"`baselines` must be a tuple of names such as ('seasonal_naive', 'auto_ets'); got {baselines!r}.")
     unknown = [b for b in baselines if b not in BASELINES]

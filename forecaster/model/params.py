@@ -8,6 +8,7 @@ rules that span several parameters (blend weights summing to at most 1, quantile
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,10 +20,19 @@ from ..data.frequency import season_length_for, season_spans_a_year
 from ..data.scaling import LOSS_SCALES, SCALERS
 from ..partners.blend import PARTNERS
 from .attention import ATTENTIONS
+from .file_layout import MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS, MAX_WINDOW_CELLS
+
+# Bounds of the parameters that size what a fit allocates (model files share the others: ``file_layout``).
+MAX_BATCH = 2**20
+MAX_THREADS = 1024
 
 
 def _positive_int(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, numbers.Integral) and value >= 1
+
+
+def _int_up_to(high: int) -> Callable[[Any], bool]:
+    return lambda value: _positive_int(value) and value <= high
 
 
 def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
@@ -65,21 +75,21 @@ INITS = ("scratch", "pretrained")
 
 # Parameter -> (check, what the parameter must be). One row per constructor argument.
 CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "horizon": (_positive_int, "a positive integer"),
-    "input_size": (_optional(_positive_int), "a positive integer or None"),
+    "horizon": (_int_up_to(MAX_STEPS), f"a positive integer up to {MAX_STEPS:,}"),
+    "input_size": (_optional(_int_up_to(MAX_STEPS)), f"a positive integer up to {MAX_STEPS:,}, or None"),
     "freq": (
         _optional(lambda v: isinstance(v, pd.DateOffset) or (isinstance(v, str) and v != "")),
         "a pandas offset alias or None",
     ),
-    "season_length": (_optional(_positive_int), "a positive integer or None"),
+    "season_length": (_optional(_int_up_to(MAX_STEPS)), f"a positive integer up to {MAX_STEPS:,}, or None"),
     "future_covariates": (_names, "a column name or a list of them"),
     "past_covariates": (_names, "a column name or a list of them"),
     "static_covariates": (_names, "a column name or a list of them"),
     "quantiles": (_optional(lambda v: not isinstance(v, (str, bytes))), "a list of levels in (0, 1) or None"),
     "attention": (_one_of(*ATTENTIONS), f"one of {tuple(ATTENTIONS)}"),
     "attention_values": (_one_of("states", "observations"), "one of ('states', 'observations')"),
-    "hidden_size": (_positive_int, "a positive integer"),
-    "num_layers": (_positive_int, "a positive integer"),
+    "hidden_size": (_int_up_to(MAX_HIDDEN), f"a positive integer up to {MAX_HIDDEN:,}"),
+    "num_layers": (_int_up_to(MAX_LAYERS), f"a positive integer up to {MAX_LAYERS}"),
     "cell": (_one_of("gru", "lstm"), "one of ('gru', 'lstm')"),
     "dropout": (_number_in(0.0, 1.0, high_open=True), "a number in [0, 1)"),
     "linear_skip": (_optional(_flag), "True, False or None"),
@@ -94,7 +104,7 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
         _optional(lambda v: not isinstance(v, bool) and isinstance(v, numbers.Integral) and v >= 0),
         "a positive integer, 0 (with init='pretrained': the prior as it is) or None",
     ),
-    "batch_size": (_positive_int, "a positive integer"),
+    "batch_size": (_int_up_to(MAX_BATCH), f"a positive integer up to {MAX_BATCH:,}"),
     "learning_rate": (_positive_number, "a positive number"),
     "early_stopping": (_optional(_flag), "True, False or None"),
     "refit_on_full": (_flag, "True or False"),
@@ -104,10 +114,10 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "id_col": (_column_name, "a column name"),
     "time_col": (_column_name, "a column name"),
     "target_col": (_column_name, "a column name"),
-    "n_models": (_positive_int, "a positive integer"),
-    "n_jobs": (_positive_int, "a positive integer"),
+    "n_models": (_int_up_to(MAX_MEMBERS), f"a positive integer up to {MAX_MEMBERS:,}"),
+    "n_jobs": (_int_up_to(MAX_THREADS), f"a positive integer up to {MAX_THREADS:,}"),
     "device": (_one_of("auto", "cpu", "cuda"), "one of ('auto', 'cpu', 'cuda')"),
-    "num_threads": (_optional(_positive_int), "a positive integer or None"),
+    "num_threads": (_optional(_int_up_to(MAX_THREADS)), f"a positive integer up to {MAX_THREADS:,}, or None"),
     "progress": (_flag, "True or False"),
     "random_state": (lambda v: not isinstance(v, bool) and isinstance(v, numbers.Integral) and v >= 0, "an integer >= 0"),
 }
@@ -192,11 +202,59 @@ def check_params(params: Mapping[str, Any]) -> None:
         raise ValueError(f"`theta_weight` and `holt_winters_weight` must sum to at most 1; got {weights}.")
     if params["quantiles"] is not None:
         levels = list(params["quantiles"])
+        if len(levels) > MAX_QUANTILES:
+            raise ValueError(f"`quantiles` lists {len(levels):,} levels; at most {MAX_QUANTILES} are allowed.")
         valid = all(isinstance(q, numbers.Real) and not isinstance(q, bool) and 0.0 < float(q) < 1.0 for q in levels)
         if not levels or not valid or len(set(levels)) != len(levels):
             raise ValueError(f"`quantiles` must be distinct levels strictly between 0 and 1; got {levels!r}.")
+    check_memory(params)
     if params["device"] == "cuda" and not torch.cuda.is_available():
         raise ValueError("`device`='cuda' but CUDA is not available; use device='auto' or 'cpu'.")
+
+
+def training_bytes(params: Mapping[str, Any]) -> dict[str, float]:
+    """Rough bytes a fit allocates, by what sizes them (float32): weights with Adam's two moments, one step's
+    activations, and each member's (horizon, input_size) distance table. An estimate to refuse absurd sizes
+    before anything is allocated, not an accounting (``input_size`` None is taken as the horizon or 8)."""
+    hidden, layers, members = params["hidden_size"], params["num_layers"], params["n_models"]
+    steps = params["input_size"] or max(params["horizon"], 8)
+    window = steps + params["horizon"]
+    weights = 3 * 4.0 * (16 * hidden * hidden * layers + hidden * window) * members
+    activations = 4.0 * params["batch_size"] * (24 * window * hidden * layers + params["horizon"] * steps)
+    table = 8.0 * params["horizon"] * steps * members
+    return {"weights": weights, "activations": activations, "distance table": table}
+
+
+def check_memory(params: Mapping[str, Any], available: float | None = None) -> None:
+    """Refuse parameters whose fit would need more memory than the machine has, with the figure and the parameters.
+
+    Raises:
+        ValueError: naming the estimate, the memory available and the parameters that size the largest part.
+    """
+    cells = params["horizon"] * (params["input_size"] or max(params["horizon"], 8)) * params["n_models"]
+    if cells > MAX_WINDOW_CELLS:
+        raise ValueError(
+            f"`horizon` x `input_size` x `n_models` is {cells:,}; at most {MAX_WINDOW_CELLS:,} is allowed (each member "
+            "keeps a horizon x input_size table)."
+        )
+    parts = training_bytes(params)
+    if available is None:
+        try:
+            available = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        except (ValueError, OSError, AttributeError):  # no sysconf (Windows): no bound beyond the table's
+            return
+    total = sum(parts.values())
+    if total > available:
+        largest = max(parts, key=parts.get)
+        names = {
+            "weights": "`hidden_size`, `num_layers` and `n_models`",
+            "activations": "`batch_size`, `hidden_size`, `num_layers`, `input_size` and `horizon`",
+            "distance table": "`horizon`, `input_size` and `n_models`",
+        }[largest]
+        raise ValueError(
+            f"These parameters would need about {total / 2**30:,.1f} GiB ({largest}: {parts[largest] / 2**30:,.1f} GiB, "
+            f"sized by {names}); this machine has {available / 2**30:,.1f} GiB. Lower them."
+        )
 
 
 def resolve_units(params: Mapping[str, Any], offset: pd.DateOffset) -> dict[str, Any]:
