@@ -193,3 +193,41 @@ def test_a_huge_n_windows_in_a_spec_is_refused_naming_its_table(tmp_path):
     (tmp_path / "spec.toml").write_text(text)
     with pytest.raises(SpecError, match=r"\[backtest\]: `n_windows` must be a positive integer up to 100,000"):
         run_study(tmp_path / "spec.toml", progress=False)
+
+
+def _example_with_dates(tmp_path, dates, date_format=None):
+    from forecaster.evaluation.studies import load_study_data
+
+    frame = pd.DataFrame({"store": "a", "month": dates, "sales": np.arange(len(dates), dtype=float)})
+    frame.to_csv(tmp_path / "sales.csv", index=False)
+    data = {"path": "sales.csv", "id_col": "store", "time_col": "month", "target_col": "sales"}
+    if date_format:
+        data["date_format"] = date_format
+    return load_study_data(data, tmp_path)[0]
+
+
+def test_day_first_dates_in_a_spec_file_are_refused_as_ambiguous_not_read_month_first(tmp_path):
+    """A dd/mm/yyyy CSV was read month-first without a word, then failed on the frequency grid."""
+    from forecaster.evaluation.studies import SpecError
+
+    dates = [f"01/{m:02d}/1998" for m in range(1, 13)]
+    with pytest.raises(SpecError, match=r"\[data\] `time_col` 'month' holds dates such as '01/02/1998' that read differently"):
+        _example_with_dates(tmp_path, dates)
+    read = _example_with_dates(tmp_path, dates, "%d/%m/%Y")
+    assert list(read["ds"]) == list(pd.date_range("1998-01-01", periods=12, freq="MS"))
+
+
+@pytest.mark.parametrize(
+    ("dates", "date_format", "first"),
+    [(["1998 Q1", "1998 Q2", "1998 Q3"], "%Y Q%q", "1998-01-01"), (["Apr-98", "May-98", "Jun-98"], "%b-%y", "1998-04-01")],
+)
+def test_dates_as_people_write_them_are_read_with_a_date_format(tmp_path, dates, date_format, first):
+    read = _example_with_dates(tmp_path, dates, date_format)
+    assert read["ds"].iloc[0] == pd.Timestamp(first) and read["ds"].is_monotonic_increasing
+
+
+def test_a_date_that_does_not_match_the_date_format_is_named(tmp_path):
+    from forecaster.evaluation.studies import SpecError
+
+    with pytest.raises(SpecError, match=r"\[data\] `time_col` 'month' holds '1998 Q5', which does not match"):
+        _example_with_dates(tmp_path, ["1998 Q4", "1998 Q5"], "%Y Q%q")

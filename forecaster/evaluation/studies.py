@@ -10,8 +10,11 @@ from __future__ import annotations
 import difflib
 import inspect
 import numbers
+import re
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import tomllib
 
@@ -30,7 +33,7 @@ TABLES = ("data", "model", "backtest")
 TOP_LEVEL = ("title", *TABLES)
 ROLE_KEYS = ("future_covariates", "past_covariates", "static_covariates")
 COLUMN_KEYS = ("id_col", "time_col", "target_col")
-DATA_KEYS = ("loader", "args", "path", *COLUMN_KEYS, *ROLE_KEYS, "freq", "horizon", "max_series")
+DATA_KEYS = ("loader", "args", "path", *COLUMN_KEYS, "date_format", *ROLE_KEYS, "freq", "horizon", "max_series")
 COLUMN_DEFAULTS = {"id_col": "unique_id", "time_col": "ds", "target_col": "y"}
 
 
@@ -100,7 +103,7 @@ def _check_data(data: dict) -> None:
     else:
         if "args" in data:
             raise SpecError("[data] `args` are the arguments of a `loader`; a `path` file takes none.")
-        for key in ("path", *COLUMN_KEYS):
+        for key in ("path", *COLUMN_KEYS, "date_format"):
             if key in data and not isinstance(data[key], str):
                 raise SpecError(f"[data] `{key}` must be a string; got {data[key]!r}.")
     for key in ROLE_KEYS:
@@ -139,6 +142,68 @@ def _roles(data: dict) -> dict:
     return {key: [data[key]] if isinstance(data[key], str) else list(data[key]) for key in ROLE_KEYS if key in data}
 
 
+# strftime directives a quarter format may hold besides %q (the quarter, 1-4), as regular expressions.
+_QUARTER_PARTS = {"%Y": r"(?P<Y>\d{4})", "%y": r"(?P<y>\d{2})", "%q": r"(?P<q>[1-4])", "%%": "%"}
+
+
+def _quarters(values: pd.Series, date_format: str, where: str) -> pd.Series:
+    """Dates written as quarters (``date_format`` with ``%q``, e.g. ``"%Y Q%q"`` for "1998 Q1"): each quarter's first day."""
+    pattern = "".join(_QUARTER_PARTS.get(part, re.escape(part)) for part in re.split(r"(%.)", date_format) if part)
+    found = values.astype(str).str.extract(f"^{pattern}$")
+    bad = found.isna().any(axis=1).to_numpy() if len(found.columns) else np.ones(len(values), dtype=bool)
+    if bad.any():
+        raise SpecError(f"{where} holds {values[bad].iloc[0]!r}, which does not match [data] `date_format` {date_format!r}.")
+    year = found["Y"].astype(int) if "Y" in found else 2000 + found["y"].astype(int) - 100 * (found["y"].astype(int) > 68)
+    month = 3 * (found["q"].astype(int) - 1) + 1
+    return pd.to_datetime(pd.DataFrame({"year": year, "month": month, "day": 1}))
+
+
+def parse_dates(values: pd.Series, date_format: str | None, where: str) -> pd.Series:
+    """A spec file's dates as timestamps, read one way only.
+
+    With ``date_format`` (any ``strftime`` format, or one with ``%q`` for quarters such as ``"%Y Q%q"``), exactly
+    that format. Without it, ISO dates as they are; other text only when it reads one way: dates that read
+    differently day-first and month-first (03/04/1998) are refused, never read month-first without a word.
+
+    Raises:
+        SpecError: naming ``where`` (the ``time_col``), the first value that does not parse, and what to set.
+    """
+    if date_format is not None:
+        if "%q" in date_format:
+            return _quarters(values, date_format, where)
+        try:
+            return pd.to_datetime(values, format=date_format)
+        except (ValueError, TypeError) as error:
+            raise SpecError(f"{where} does not match [data] `date_format` {date_format!r}: {error}.") from None
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return values
+    try:
+        return pd.to_datetime(values, format="ISO8601")
+    except (ValueError, TypeError):
+        pass
+    readings = {}
+    for dayfirst in (False, True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                readings[dayfirst] = pd.to_datetime(values, dayfirst=dayfirst)
+            except (ValueError, TypeError, OverflowError):
+                continue
+    if not readings:
+        raise SpecError(
+            f"{where} holds dates such as {values.iloc[0]!r} that no common format reads; set [data] `date_format`, "
+            'e.g. date_format = "%b-%y" for Apr-98 or "%Y Q%q" for 1998 Q1.'
+        )
+    if len(readings) == 2 and not readings[False].equals(readings[True]):
+        differs = (readings[False] != readings[True]).to_numpy()
+        example = values[differs].iloc[0]
+        raise SpecError(
+            f"{where} holds dates such as {example!r} that read differently day-first and month-first; set [data] "
+            'date_format = "%d/%m/%Y" (day first) or "%m/%d/%Y" (month first), with your separator.'
+        )
+    return next(iter(readings.values()))
+
+
 def _read_file(value: str, data: dict, base: Path, where: str = "[data] `path`") -> pd.DataFrame:
     """A CSV or Parquet file of the spec (relative to its folder), its columns renamed to unique_id, ds and y."""
     path = (base / value).resolve()
@@ -155,7 +220,7 @@ def _read_file(value: str, data: dict, base: Path, where: str = "[data] `path`")
             )
     df = df.rename(columns={names[key]: COLUMN_DEFAULTS[key] for key in names})
     if not pd.api.types.is_numeric_dtype(df["ds"]):  # numbers are refused by validation, never read as nanoseconds
-        df["ds"] = pd.to_datetime(df["ds"])
+        df["ds"] = parse_dates(df["ds"], data.get("date_format"), f"[data] `time_col` {names['time_col']!r}")
     return df
 
 
