@@ -393,3 +393,17 @@ def test_a_static_covariate_retyped_as_a_whole_is_refused_by_name():
     # New labels of the same kind are new categories, as before.
     renamed = df.assign(kind=np.where(df["unique_id"] == "S003", "C", df["kind"]))
     assert model.predict(df=renamed)["y_hat"].notna().all()
+
+
+def test_daily_readings_at_a_local_time_of_day_follow_the_local_calendar_across_a_dst_change():
+    """Daily data stamped 17:30 in Europe/Berlin across the March change was refused ('Could not infer the frequency')."""
+    rng = np.random.default_rng(1)
+    days = pd.date_range("2024-02-01 17:30", periods=70, freq="D", tz="Europe/Berlin")
+    df = pd.concat(
+        [pd.DataFrame({"unique_id": uid, "ds": days, "y": 50 + rng.normal(0, 1, len(days)).cumsum()}) for uid in ("a", "b")]
+    )
+    model = fast_model(horizon=5, input_size=14).fit(df)
+    out = model.predict()
+    assert model.freq_ == "D"
+    assert (out["ds"].dt.hour == 17).all() and (out["ds"].dt.minute == 30).all()
+    assert list(out["ds"].iloc[:2]) == list(pd.date_range(days[-1], periods=3, freq="D")[1:])

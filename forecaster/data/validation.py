@@ -60,9 +60,9 @@ def when(timestamp) -> str:
 def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None) -> tuple[pd.Series, str | None]:
     """Timestamps made tz-naive, plus a token saying how to restore the zone.
 
-    Daily or coarser data (every local time at midnight) keeps its local wall time,
-    so a month stays on its first day; sub-daily data is converted to UTC, which has
-    no daylight-saving gaps or repeats. The token is ``"wall:<tz>"`` or ``"utc:<tz>"``.
+    Daily or coarser data (every local time at one time of day: midnight, or a reading at 17:30) keeps its
+    local wall time, so a month stays on its first day and a daily reading on its day across daylight-saving
+    changes; sub-daily data is converted to UTC, which has no daylight-saving gaps or repeats. The token is ``"wall:<tz>"`` or ``"utc:<tz>"``.
     """
     if not pd.api.types.is_datetime64_any_dtype(values):
         if pd.api.types.is_numeric_dtype(values) or values.dtype == bool:
@@ -86,7 +86,10 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
     if tz is None:
         return values.astype("datetime64[ns]"), tz_token
     local = values.dt.tz_localize(None)
-    mode = tz_token.split(":", 1)[0] if tz_token else ("wall" if (local == local.dt.normalize()).all() else "utc")
+    # One time of day throughout (midnight, or a daily reading at 17:30): daily or coarser data, which follows the
+    # local calendar across daylight-saving changes; several times of day: sub-daily data, read in UTC.
+    one_time = len(local) == 0 or (local - local.dt.normalize()).nunique() == 1
+    mode = tz_token.split(":", 1)[0] if tz_token else ("wall" if one_time else "utc")
     naive = local if mode == "wall" else values.dt.tz_convert("UTC").dt.tz_localize(None)
     return naive.astype("datetime64[ns]"), f"{mode}:{tz}"
 
