@@ -62,7 +62,8 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
 
     Daily or coarser data (every local time at one time of day: midnight, or a reading at 17:30) keeps its
     local wall time, so a month stays on its first day and a daily reading on its day across daylight-saving
-    changes; sub-daily data is converted to UTC, which has no daylight-saving gaps or repeats. The token is ``"wall:<tz>"`` or ``"utc:<tz>"``.
+    changes; sub-daily data is converted to UTC, which has no daylight-saving gaps or repeats.
+    The token is ``"wall:<tz>"`` or ``"utc:<tz>"``.
     """
     if not pd.api.types.is_datetime64_any_dtype(values):
         if pd.api.types.is_numeric_dtype(values) or values.dtype == bool:
