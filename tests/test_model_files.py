@@ -464,3 +464,30 @@ def test_a_resigned_history_with_an_inf_target_is_refused_at_load(fitted, tmp_pa
     resign(folder)
     with pytest.raises(ModelFileError, match=r"history in history.npz is not valid input: Column `y` holds inf"):
         Seq2SeqForecaster.load(folder)
+
+
+def test_a_load_racing_repeated_saves_reads_one_complete_version(fitted, tmp_path):
+    """While one process saved a folder over and over, loads failed with false checksum errors or FileNotFoundError."""
+    import threading
+
+    folder = tmp_path / "m"
+    fitted.save(folder)
+    stop = threading.Event()
+
+    def save_again():
+        while not stop.is_set():
+            fitted.save(folder)
+
+    writer = threading.Thread(target=save_again)
+    writer.start()
+    failures = []
+    try:
+        for _ in range(300):
+            try:
+                Seq2SeqForecaster.load(folder)
+            except (ModelFileError, OSError) as error:
+                failures.append(str(error))
+    finally:
+        stop.set()
+        writer.join()
+    assert failures == []

@@ -32,6 +32,7 @@ import json
 import os
 import shutil
 import stat
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -254,6 +255,48 @@ def _read_files(folder: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
     return config, files
 
 
+# Reads of a folder that a save replaced meanwhile, before a load gives up.
+LOAD_ATTEMPTS = 5
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _read_consistent(folder: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The files of one complete version of the model at ``folder``, even while another process saves over it.
+
+    A save puts a new folder in place by renames, so a load that races it could read some files of the old
+    version and some of the new (a false checksum error), or find no folder between the two renames. Each read
+    is checked against the folder's identity before and after it, and repeated when the folder was replaced.
+    """
+    for attempt in range(LOAD_ATTEMPTS):
+        before = _identity(folder)
+        try:
+            files = _read_files(folder)
+        except (ModelFileError, OSError) as error:
+            replaced = _identity(folder) != before
+            if not replaced or attempt == LOAD_ATTEMPTS - 1:
+                if replaced:
+                    raise ModelFileError(
+                        f"Model directory {str(folder)!r} was being replaced by a save while it was read "
+                        f"({LOAD_ATTEMPTS} tries); load it again once the save has finished."
+                    ) from error
+                raise
+            time.sleep(0.01 * (attempt + 1))
+            continue
+        if _identity(folder) == before:
+            return files
+    raise ModelFileError(
+        f"Model directory {str(folder)!r} was being replaced by a save while it was read ({LOAD_ATTEMPTS} tries); "
+        "load it again once the save has finished."
+    )
+
+
 def load_model(cls, path):
     """Rebuild a fitted estimator from ``path`` (see :func:`save_model`).
 
@@ -261,7 +304,7 @@ def load_model(cls, path):
         ModelFileError: a file is missing, does not match its checksum, or breaks the schema (the message names it).
     """
     folder = Path(path)
-    config, files = _read_files(folder)
+    config, files = _read_consistent(folder)
     try:
         return _load(cls, config, files)
     except Invalid as error:
