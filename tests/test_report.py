@@ -20,6 +20,7 @@ from forecaster.evaluation.report_tables import (
     coverage_warning,
     headline,
     hit_rate_warning,
+    label,
     markdown_table,
     representative_series,
 )
@@ -159,7 +160,7 @@ def test_tables_have_one_header_row_and_no_index_name_row(report, result):
         assert kinds[0] == {"th"} and all(kind == {"td"} for kind in kinds[1:]), table["heading"]
         assert all(text for _, text in table["rows"][0]), "an empty header cell (pandas' index-name row has them)"
     summary = page.table("Summary")
-    assert summary[0][0] == "model" and [row[0] for row in summary[1:]] == result.models
+    assert summary[0][0] == "model" and [row[0] for row in summary[1:]] == [label(m) for m in result.models]
 
 
 def test_per_fold_table_has_a_row_per_fold_and_model_with_its_mean_mase(report, result):
@@ -378,3 +379,27 @@ def test_ids_that_start_like_a_formula_reach_the_csvs_as_text(tmp_path):
         assert ids == {"'" + v for v in names.values()}
     # The result itself keeps the ids as they are.
     assert set(hostile.forecasts["unique_id"]) == set(names.values())
+
+
+def test_the_summary_speaks_words_with_the_comparison_first_and_the_csv_keeps_the_names(report, result, tmp_path):
+    """Metric columns carried raw names (rel_mase_vs_seasonal_naive, n_zero_scale) where a planner needs words."""
+    _, page = report
+    header = page.table("Summary")[0]
+    assert header[:3] == ["model", "mean MASE", "MASE / AutoETS"]
+    assert "rel_mase_vs_auto_ets" not in header and "n_zero_scale" not in header and "zero-scale" in header
+    result.to_report(tmp_path / "r")
+    assert "rel_mase_vs_auto_ets" in pd.read_csv(tmp_path / "r" / "summary.csv").columns
+
+
+def test_a_series_that_is_two_picks_is_plotted_once(result, tmp_path, monkeypatch):
+    """When the best and the median series were the same series, its plots appeared twice."""
+    from forecaster.evaluation import report as report_module
+
+    first = result.metrics["unique_id"].iloc[0]
+    monkeypatch.setattr(
+        report_module, "representative_series", lambda metrics, reference=None: {"best": first, "median": first, "worst": first}
+    )
+    result.to_report(tmp_path / "r")
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    assert markdown.count("### Forecast:") == 1 and "It is also the median series. It is also the worst series." in markdown
+    assert not (tmp_path / "r" / "forecast_median.png").exists()

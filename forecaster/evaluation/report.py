@@ -31,6 +31,7 @@ from .report_tables import (
     paired,
     per_fold,
     plain_text,
+    readable_summary,
     reference_model,
     representative_series,
     settings_table,
@@ -132,6 +133,7 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
         images.append(("Calibration: hit rate against nominal level", None, plot_calibration(rates, folder)))
     picks = representative_series(result.metrics, reference=reference)
     notes = _pick_notes(result.metrics, picks, reference)
+    picks = _once(picks, notes)
     last_cutoff = result.forecasts["cutoff"].max()
     last = result.forecasts[result.forecasts["cutoff"] == last_cutoff]
     data = result.data
@@ -255,6 +257,20 @@ def _calibration_line(result) -> list[str]:
     ]
 
 
+def _once(picks: dict, notes: dict[str, tuple[str, str]]) -> dict:
+    """The picks with each series once: a series that is also a later pick (best and median) is plotted once, and
+    its note says what else it is."""
+    kept: dict = {}
+    for name, uid in picks.items():
+        first = next((n for n, u in kept.items() if u == uid), None)
+        if first is None:
+            kept[name] = uid
+        else:
+            short, sentence = notes[first]
+            notes[first] = (short, f"{sentence} It is also the {name} series.")
+    return kept
+
+
 def _pick_notes(metrics: pd.DataFrame, picks: dict, reference: str | None) -> dict[str, tuple[str, str]]:
     """Per pick: a short reason (for the plot) and a sentence with its numbers (for the report)."""
     own = metrics[metrics["model"] == MODEL].groupby("unique_id")["mase"].mean()
@@ -350,7 +366,7 @@ def _calibration_by_fold(result) -> list[str]:
 
 def _markdown(result, summary, by_step, attention_md, images, notes, reference, title) -> str:
     parts = [f"# {plain_text(title) if title else 'Backtest report'}", "", headline(summary, result.settings), ""]
-    parts += [*_settings_lines(result), "", "## Summary", "", markdown_table(summary), ""]
+    parts += [*_settings_lines(result), "", "## Summary", "", markdown_table(readable_summary(summary)), ""]
     coverage = summary["coverage"].get(MODEL) if "coverage" in summary else None
     warning = coverage_warning(coverage, result.settings["model_params"].get("quantiles"))
     if warning:
@@ -361,12 +377,13 @@ def _markdown(result, summary, by_step, attention_md, images, notes, reference, 
         parts += [levels, ""]
     parts += [
         "MASE: mean absolute error over the horizon divided by the mean absolute seasonal difference of each "
-        "fold's training data; zero scales are excluded and counted (`n_zero_scale`). `rel_mase_vs_X` is the "
-        "model's mean MASE over the baseline's on the same series and folds; `win_rate` is the share of "
-        "series-folds where the model has the lowest MASE; `mean_smape` is the symmetric MAPE in percent "
-        "(0-200); `wql` the weighted quantile loss (below); `coverage` is the share of actuals inside the "
+        'fold\'s training data; zero scales are excluded and counted (zero-scale). "MASE / X" is the '
+        "model's mean MASE over the baseline's on the same series and folds; wins is the share of "
+        "series-folds where the model has the lowest MASE; sMAPE is the symmetric MAPE in percent "
+        "(0-200); WQL the weighted quantile loss (below); coverage is the share of actuals inside the "
         "outermost interval (nominal 80% by default). Seconds: the model's fit and predict time summed over folds; "
-        "for the statsforecast baselines, `fit_seconds` is fit plus forecast.",
+        "for the statsforecast baselines, fit is fit plus forecast. summary.csv keeps the column names "
+        "(`mean_mase`, `rel_mase_vs_auto_ets`, `win_rate`, `n_zero_scale`, ...).",
         "",
         "## Per fold",
         "",

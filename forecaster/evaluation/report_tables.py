@@ -72,6 +72,33 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# What a planner reads for each column of the summary (summary.csv keeps the names), in the order shown: the
+# comparison against the baselines next to the MASE, so a narrow screen shows it first.
+SUMMARY_WORDS = {
+    "mean_mase": "mean MASE",
+    "rel_mase_vs_auto_ets": "MASE / AutoETS",
+    "rel_mase_vs_seasonal_naive": "MASE / seasonal naive",
+    "median_mase": "median MASE",
+    "win_rate": "wins",
+    "wql": "WQL",
+    "coverage": "coverage",
+    "mean_smape": "sMAPE %",
+    "n_scored": "series-folds",
+    "n_zero_scale": "zero-scale",
+    "fit_seconds": "fit s",
+    "predict_seconds": "predict s",
+}
+
+
+def readable_summary(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary as a report shows it: models and columns in words, the comparison against the baselines first."""
+    order = [c for c in SUMMARY_WORDS if c in summary.columns] + [c for c in summary.columns if c not in SUMMARY_WORDS]
+    shown = summary[order].rename(columns=SUMMARY_WORDS)
+    shown.index = [label(str(m)) for m in shown.index]
+    shown.index.name = "model"
+    return shown
+
+
 def _cell(value, digits: int) -> str:
     if isinstance(value, (bool, np.bool_)):
         return str(value)
