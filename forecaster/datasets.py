@@ -8,6 +8,7 @@ downloaded. Install them with ``pip install "forecaster[data]"``.
 from __future__ import annotations
 
 import importlib
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -172,6 +173,10 @@ def load_fpp3(item: str = "aus_arrivals") -> tuple[pd.DataFrame, DatasetInfo]:
     return df, info
 
 
+# The most rows make_panel generates: 10^8 rows of a long frame take about 10 GB.
+MAX_SYNTHETIC_ROWS = 100_000_000
+
+
 def make_panel(
     n_series: int = 50,
     length: int = 120,
@@ -197,6 +202,14 @@ def make_panel(
     series start late (down to a third of ``length``), ``missing_share`` of targets are
     NaN (never the last two periods) and ``constant_share`` of series are constant.
     """
+    for name, value in (("n_series", n_series), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"`{name}` must be a positive integer; got {value!r}.")
+    if n_series * length > MAX_SYNTHETIC_ROWS:
+        raise ValueError(
+            f"`n_series` x `length` is {n_series * length:,} rows; at most {MAX_SYNTHETIC_ROWS:,} are generated "
+            "(each row takes about 100 bytes in memory)."
+        )
     rng = np.random.default_rng(seed)
     offset = normalise_freq(freq)
     season = season_lengths or (season_length_for(offset),)

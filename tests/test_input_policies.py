@@ -231,3 +231,11 @@ def test_a_date_that_does_not_match_the_date_format_is_named(tmp_path):
 
     with pytest.raises(SpecError, match=r"\[data\] `time_col` 'month' holds '1998 Q5', which does not match"):
         _example_with_dates(tmp_path, ["1998 Q4", "1998 Q5"], "%Y Q%q")
+
+
+def test_a_synthetic_panel_too_large_to_generate_is_refused_naming_the_spec_key(tmp_path):
+    """A synthetic n_series of 10^9 in a spec ended in a traceback."""
+    from forecaster.evaluation.studies import SpecError, load_study_data
+
+    with pytest.raises(SpecError, match=r"\[data\] `args` of loader 'synthetic'.*`n_series` x `length` is 120,000,000,000 rows"):
+        load_study_data({"loader": "synthetic", "args": {"n_series": 10**9}}, tmp_path)

@@ -232,6 +232,8 @@ def load_study_data(data: dict, base: Path) -> tuple[pd.DataFrame, dict]:
             df, info = LOADERS[data["loader"]](**data.get("args", {}))
         except ImportError as error:
             raise SpecError(f"[data] `loader` {data['loader']!r}: {error}") from error
+        except (TypeError, ValueError) as error:  # an argument the loader refuses: name the table and key
+            raise SpecError(f"[data] `args` of loader {data['loader']!r}: {error}") from None
         defaults = {
             "horizon": info.horizon,
             "freq": info.freq,
