@@ -173,11 +173,22 @@ def _explain(args: argparse.Namespace) -> int:
     )
     explanation.to_csv(out / "attention.csv", index=False)
     print(
-        f"occlusion ratio {diagnostics.occlusion_ratio:.2f} (above 1: the maps point at what drives the forecast), "
+        f"occlusion ratio {diagnostics.occlusion_ratio:.2f} ({_occlusion_words(diagnostics.occlusion_ratio)}), "
         f"padded mass {diagnostics.padded_mass:.3g}, entropy {diagnostics.normalised_entropy:.2f} of uniform, "
         f"last-season share {diagnostics.last_season_share:.2f}; plots in {out}"
     )
     return 0
+
+
+def _occlusion_words(ratio: float) -> str:
+    """What an occlusion ratio says, in words that cannot be read as reassurance where it is low."""
+    if not ratio == ratio:  # NaN: nothing to compare
+        return "not measured"
+    if ratio < 1:
+        return "WARNING: the most attended points move the forecast less than the least attended; the maps are not an explanation"
+    if ratio < 2:
+        return "WARNING: the maps show where the network read, not what drove the forecast; read the shares"
+    return "the most attended points drive the forecast"
 
 
 def _one_line(error: BaseException) -> str:

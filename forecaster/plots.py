@@ -273,13 +273,23 @@ def plot_attention(
     return fig
 
 
-def forecast_sources(explanation: pd.DataFrame, time_col: str = "ds") -> tuple[pd.Series, dict[str, float]]:
+def _explained_columns(explanation: pd.DataFrame) -> tuple[str, str]:
+    """The id and time columns of an ``explain`` frame, named as the model names them (the first two columns)."""
+    history = [c for c in explanation.columns if str(c).endswith("_history")]
+    time_col = str(history[0]).removesuffix("_history") if history else str(explanation.columns[1])
+    return str(explanation.columns[0]), time_col
+
+
+def forecast_sources(explanation: pd.DataFrame, time_col: str | None = None) -> tuple[pd.Series, dict[str, float]]:
     """Where one series' forecast came from, per history point and per other part, averaged over the horizon steps.
+
+    ``time_col``: the model's time column; None reads it from the frame (``explain`` names it ``<time_col>_history``).
 
     Returns each history point's mean share of a step's forecast (indexed by its time) and the mean of the step
     parts (``baseline``, ``covariates``, ``partners``, ``head``) and of the forecast:
     the shares plus the parts equal the mean forecast.
     """
+    time_col = time_col or _explained_columns(explanation)[1]
     history_col = f"{time_col}_history"
     points = explanation.groupby(history_col)["contribution"].sum() / explanation["step"].nunique()
     names = ("baseline", "covariates", "partners", "head")
@@ -308,13 +318,14 @@ def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: n
     ax.grid(alpha=0.3)
 
 
-def attention_profile(explanation: pd.DataFrame, relative_to: str = "origin", id_col: str = "unique_id") -> pd.DataFrame:
-    """Mean attention weight by lag, with the spread across series.
+def attention_profile(explanation: pd.DataFrame, relative_to: str = "target", id_col: str | None = None) -> pd.DataFrame:
+    """Mean attention weight by lag, with the spread across series (``id_col`` None: the frame's first column).
 
     ``relative_to="origin"``: lag = origin minus attended time (0 is the last observed period).
     ``relative_to="target"``: lag = target time minus attended time, where a seasonal model should peak at
     multiples of the season length.
     """
+    id_col = id_col or _explained_columns(explanation)[0]
     ex = explanation[~explanation["padded"]] if "padded" in explanation else explanation
     if relative_to == "origin":
         lag = ex["lag"]
@@ -328,9 +339,13 @@ def attention_profile(explanation: pd.DataFrame, relative_to: str = "origin", id
 
 
 def plot_attention_profile(
-    explanation: pd.DataFrame, season_length: int | None = None, relative_to: str = "origin", id_col: str = "unique_id"
+    explanation: pd.DataFrame, season_length: int | None = None, relative_to: str = "target", id_col: str | None = None
 ) -> Figure:
-    """Mean attention weight by lag across series and origins, with the interquartile band across series."""
+    """Mean attention weight by lag across series and origins, with the interquartile band across series.
+
+    ``relative_to="target"`` (the default): lags from each step's target period, where the season lines mean
+    "the same season before"; ``"origin"``: lags from the forecast origin. ``id_col`` None: the frame's first column.
+    """
     profile = attention_profile(explanation, relative_to, id_col)
     fig, ax = plt.subplots(figsize=(9, 3.4))
     ax.fill_between(profile.index, profile["q25"], profile["q75"], color="C0", alpha=0.25, label="25-75% of series")

@@ -381,7 +381,7 @@ def test_plot_attention_profile_draws_the_profile_and_season_multiples(attention
 
 
 def test_plot_attention_profile_without_a_season_draws_no_marks(tiny_explanation):
-    fig = plot_attention_profile(tiny_explanation)
+    fig = plot_attention_profile(tiny_explanation, relative_to="origin")
     (ax,) = fig.axes
     assert _labels(ax) == ["mean weight"]
     np.testing.assert_allclose(_line(ax, "mean weight").get_ydata(), [0.3375, 0.4625, 0.4])
@@ -435,3 +435,31 @@ def test_diagnostics_report_zero_padding_mass_entropy_and_recent_share(seasonal_
     assert 0.0 < diagnostics.last_season_share < 1.0
     assert list(diagnostics.by_step.index) == list(range(1, 13))
     assert np.isnan(attention_diagnostics(model.explain(), 12).padded_mass)
+
+
+def test_plot_helpers_read_the_models_own_id_and_time_columns():
+    """plot_attention_profile failed with KeyError 'unique_id' for a model fitted with id_col='region'."""
+    from conftest import fast_model
+
+    from forecaster.datasets import make_panel
+    from forecaster.plots import forecast_sources, plot_attention_profile
+
+    df, _ = make_panel(n_series=3, length=40, seed=2, static=False, short_share=0.0, missing_share=0.0)
+    df = df[["unique_id", "ds", "y"]].rename(columns={"unique_id": "region", "ds": "month", "y": "sales"})
+    model = fast_model(id_col="region", time_col="month", target_col="sales").fit(df)
+    explanation = model.explain()
+    fig = plot_attention_profile(explanation, season_length=12)
+    assert "target period" in fig.axes[0].get_xlabel()  # the default reads lags from the target
+    points, parts = forecast_sources(explanation[explanation["region"] == "S000"])
+    assert len(points) and np.isclose(points.sum() + sum(v for k, v in parts.items() if k != "forecast"), parts["forecast"])
+
+
+def test_a_low_occlusion_ratio_gets_a_warning_in_words_that_do_not_reassure():
+    from forecaster.cli import _occlusion_words
+    from forecaster.evaluation.report_tables import occlusion_warning
+
+    assert occlusion_warning(2.5) is None and occlusion_warning(None) is None
+    assert "**Warning:**" in occlusion_warning(1.4) and "1.40 times" in occlusion_warning(1.4)
+    assert "less than those it weighs least" in occlusion_warning(0.8)
+    assert _occlusion_words(0.79).startswith("WARNING") and "not an explanation" in _occlusion_words(0.79)
+    assert _occlusion_words(1.5).startswith("WARNING") and not _occlusion_words(3.0).startswith("WARNING")

@@ -28,6 +28,7 @@ from .report_tables import (
     label,
     leaderboard,
     markdown_table,
+    occlusion_warning,
     paired,
     per_fold,
     plain_text,
@@ -164,8 +165,11 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
             if check
             else ""
         )
+        warning = occlusion_warning(check["ratio"] if check else None)
         attention_md = (
-            faithful + f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
+            (f"{warning}\n\n" if warning else "")
+            + faithful
+            + f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
             f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
             f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
             f"- share of attention on the last season ({season} periods) before the origin: "

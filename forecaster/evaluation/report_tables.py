@@ -217,6 +217,27 @@ def representative_series(metrics: pd.DataFrame, model: str = MODEL, reference: 
     return {"best": ranked["unique_id"].iloc[0], "median": scores.index[len(scores) // 2], "worst": ranked["unique_id"].iloc[-1]}
 
 
+# Below this occlusion ratio an attention map is not read as an explanation: the points it weighs most move the
+# forecast less than twice as much as those it weighs least.
+OCCLUSION_WARNING_BELOW = 2.0
+
+
+def occlusion_warning(ratio: float | None) -> str | None:
+    """A Markdown warning when attention maps are not an explanation (occlusion ratio below ``OCCLUSION_WARNING_BELOW``)."""
+    if ratio is None or not np.isfinite(ratio) or ratio >= OCCLUSION_WARNING_BELOW:
+        return None
+    how = (
+        "the points it weighs most move the forecast less than those it weighs least"
+        if ratio < 1
+        else f"the points it weighs most move the forecast only {ratio:.2f} times as much as those it weighs least"
+    )
+    return (
+        f"> **Warning:** these maps show where the network read, not what drove the forecast: {how} (occlusion ratio "
+        f"{ratio:.2f}, below {OCCLUSION_WARNING_BELOW:g}). Read the shares instead: `explain()`'s `contribution` and "
+        "step parts, drawn under each map."
+    )
+
+
 def coverage_warning(coverage: float | None, quantiles) -> str | None:
     """A Markdown warning when the model interval's coverage lies outside its nominal level +- the tolerance."""
     levels = sorted(float(q) for q in (() if quantiles is None else quantiles))
