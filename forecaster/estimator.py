@@ -35,7 +35,7 @@ from .model.params import (
     resolve_units,
     training_quantiles,
 )
-from .model.prior import adapted_weights, learning_rate_scales, prior_for
+from .model.prior import adapted_weights, auto_prior, frame_windows, learning_rate_scales, prior_for
 from .model.state import FittedState
 from .model.training import TrainResult
 from .model.warm_start import extend_features, extend_spec, warm_start_state, widen_static_inputs
@@ -106,12 +106,16 @@ class Seq2SeqForecaster(BaseEstimator):
             (same roles, frequency, window, network and target units; new series and new categories
             of static covariates are fine), with a quarter of the step budget; otherwise it warns and
             fits from scratch. As in scikit-learn, False fits from scratch every time.
-        init: ``"scratch"`` (random weights) or ``"pretrained"``: start from the prior shipped for the data's
-            frequency (yearly, quarterly or monthly; docs/prior.md) and fine-tune it with a hundredth of the learning
-            rate and a quarter of the steps, the held-out windows scored from step 0, so the prior itself may win.
-            Covariates the prior never saw start with zero weights. ``input_size`` None takes the prior's; the
-            architecture parameters must be the prior's. With ``max_steps=0`` the fit keeps the prior as it is
-            (no training, no calibration: :meth:`from_pretrained`).
+        init: where a fit starts. ``"auto"`` (the default): from the shipped prior (docs/prior.md) for a small panel
+            without covariates (at most 4,000 rows beyond one horizon per series) of a frequency a prior serves
+            (yearly, quarterly, monthly) with the prior's architecture; from random weights otherwise. On the
+            validation suite the prior gave small panels MASE 0.962x AutoETS against 1.034x from scratch, while
+            larger panels did better from scratch (0.953x against 0.969x). ``"scratch"``: random weights.
+            ``"pretrained"``: always the prior, fine-tuned with a hundredth of the learning rate for its weights and
+            a quarter of the steps, the held-out windows scored from step 0, so the prior itself may win; covariates
+            it never saw start with zero weights and learn at the full rate. ``input_size`` None takes the prior's;
+            the architecture parameters must be the prior's. With ``max_steps=0`` the fit keeps the prior as it is
+            (no training, no calibration: :meth:`from_pretrained`). ``init_`` says how the last fit started.
         fill_gaps: accept missing periods and mask them instead of raising.
         id_col, time_col, target_col: column names of the long frame.
         n_models: ensemble members (seeds ``random_state + k``); forecasts are their median (mean for observations).
@@ -156,7 +160,7 @@ class Seq2SeqForecaster(BaseEstimator):
         early_stopping: bool | None = None,
         refit_on_full: bool = False,
         warm_start: bool = False,
-        init: str = "scratch",
+        init: str = "auto",
         fill_gaps: bool = False,
         id_col: str = "unique_id",
         time_col: str = "ds",
@@ -252,6 +256,10 @@ class Seq2SeqForecaster(BaseEstimator):
         prior = None
         if self.init == "pretrained":
             prior = prior_for(offset, self.get_params(), {**units, "input_size": self.input_size})
+        elif self.init == "auto":
+            rows = n_windows if n_windows is not None else frame_windows(frame, columns, self.horizon)
+            prior = auto_prior(offset, self.get_params(), {**units, "input_size": self.input_size}, roles, rows)
+        if prior is not None:
             units["input_size"], quantiles = prior.input_size, prior.quantiles
         previous = warm_start_state(self, roles, offset.freqstr, quantiles, units) if self.warm_start else None
         if previous is not None:
@@ -313,6 +321,7 @@ class Seq2SeqForecaster(BaseEstimator):
             warm_starts=previous.warm_starts + 1 if previous is not None else 0,
             **units,
         )
+        self.init_ = "pretrained" if prior is not None else "warm start" if previous is not None else "scratch"
         self.state_ = state if job is None else calibrated(network, state, panel, job.holdout, self.get_params(), device)
         self.device_ = device
         self.train_results_ = results

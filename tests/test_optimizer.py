@@ -42,3 +42,19 @@ def test_a_fit_does_not_import_torchs_compiler_stack():
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
     assert run.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_loading_a_model_does_not_import_torchs_compiler_stack(tmp_path):
+    """Checking a file's shapes on the meta device imported torch._dynamo; a fit from the prior loads one."""
+    script = (
+        "import sys\n"
+        "from forecaster import Seq2SeqForecaster\n"
+        "from forecaster.datasets import make_panel\n"
+        "df, _ = make_panel(n_series=4, length=48, static=False)\n"
+        f"Seq2SeqForecaster(horizon=6, max_steps=3, progress=False).fit(df).save({str(tmp_path / 'm')!r})\n"
+        "dynamo = 'torch._dynamo' in sys.modules\n"
+        f"Seq2SeqForecaster.load({str(tmp_path / 'm')!r}).predict()\n"
+        "print(dynamo, 'torch._dynamo' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    assert run.stdout.strip().splitlines()[-1] == "False False"

@@ -293,3 +293,16 @@ def test_adam_scales_each_element_of_the_learning_rate():
     moved_scaled, moved_plain = a.detach() - start, b.detach() - start
     assert torch.equal(moved_scaled[scale == 0], torch.zeros_like(moved_scaled[scale == 0]))
     assert torch.allclose(moved_scaled[scale == 1], moved_plain[scale == 1])
+
+
+def test_auto_starts_small_panels_without_covariates_from_the_prior_and_everything_else_from_scratch():
+    small = quarterly(n=6, length=40)
+    assert Seq2SeqForecaster(horizon=4, max_steps=5, progress=False).fit(small).init_ == "pretrained"
+    big = quarterly(n=120, length=40)  # 120 x 36 = 4,320 rows beyond one horizon: more than 4,000
+    assert Seq2SeqForecaster(horizon=4, max_steps=5, progress=False).fit(big).init_ == "scratch"
+    assert Seq2SeqForecaster(horizon=4, max_steps=5, hidden_size=16, progress=False).fit(small).init_ == "scratch"
+    flagged = small.assign(promo=(np.arange(len(small)) % 5 == 0).astype(float))
+    model = Seq2SeqForecaster(horizon=4, max_steps=5, future_covariates=["promo"], progress=False).fit(flagged)
+    assert model.init_ == "scratch"
+    weekly, _ = make_panel(n_series=3, length=60, freq="W", seed=2, static=False)
+    assert Seq2SeqForecaster(horizon=4, max_steps=5, progress=False).fit(weekly[["unique_id", "ds", "y"]]).init_ == "scratch"

@@ -216,8 +216,8 @@ def test_coverage_warning_appears_exactly_when_coverage_is_outside_the_band(resu
     metrics.loc[metrics["model"] == "seq2seq", "coverage"] = coverage
     # Without the per-level scores: this test is about the interval's coverage alone.
     text, page = write(dataclasses.replace(result, metrics=metrics, quantile_metrics=None), tmp_path / "r")
-    warnings = [b for b in page.found["blockquote"] if b.startswith("Warning:")]
-    assert text.count("> **Warning:**") == len(warnings) == (1 if warned else 0)
+    warnings = [b for b in page.found["blockquote"] if b.startswith("Warning:") and "interval covered" in b]
+    assert text.count("> **Warning:** the 10-90% interval") == len(warnings) == (1 if warned else 0)
     if warned:
         assert f"> **Warning:** the 10-90% interval {warned}" in text and warned in warnings[0]
         assert "Warning:" in page.found["strong"]  # shown in bold, not as `**`

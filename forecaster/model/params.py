@@ -70,7 +70,7 @@ def _positive_number(value: Any) -> bool:
 
 
 # Where a fit starts: random weights, or the shipped prior of the data's frequency (``forecaster.model.prior``).
-INITS = ("scratch", "pretrained")
+INITS = ("auto", "scratch", "pretrained")
 
 
 # Parameter -> (check, what the parameter must be). One row per constructor argument.
@@ -195,7 +195,7 @@ def check_params(params: Mapping[str, Any]) -> None:
             ok = False
         if not ok:
             raise ValueError(f"`{name}` must be {must_be}; got {value!r}.")
-    if params["max_steps"] == 0 and params["init"] != "pretrained":
+    if params["max_steps"] == 0 and params["init"] != "pretrained":  # "auto" may fit from scratch
         raise ValueError("`max_steps`=0 (no training) needs init='pretrained': a network from scratch must train.")
     weights = blend_weights(params)  # an unset weight at its default (the most the fit may choose for it)
     if sum(weights.values()) > 1.0:

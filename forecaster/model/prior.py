@@ -15,6 +15,7 @@ import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -115,6 +116,33 @@ def prior_for(offset: pd.DateOffset, params: dict, units: dict) -> Prior:
             f"The {prior.family} prior forecasts the levels {list(prior.quantiles)}; `quantiles` asks for {missing}."
         )
     return prior
+
+
+# The most rows beyond one horizon per series (about the training windows) for which init="auto" starts from the
+# prior. Chosen on the validation suite: its small panels (336 to 3,298) and M3 yearly (3,706) forecast better from the
+# prior, Tourism yearly (4,488), M3 other (7,757) and the larger panels better from scratch (benchmarks/README.md).
+AUTO_PRIOR_MAX_ROWS = 4_000
+
+
+def frame_windows(frame: pd.DataFrame, columns, horizon: int) -> int:
+    """Rows beyond one horizon per series: about the training windows a fit of ``frame`` would have."""
+    counts = frame.groupby(columns.id, sort=False, observed=True)[columns.target].count().to_numpy()
+    return int(np.clip(counts - horizon, 0, None).sum())
+
+
+def auto_prior(offset: pd.DateOffset, params: dict, units: dict, roles, rows: int) -> Prior | None:
+    """The prior an ``init="auto"`` fit starts from, or None (from scratch).
+
+    The prior where it served the validation suite better: small panels (at most ``AUTO_PRIOR_MAX_ROWS`` rows beyond
+    one horizon) without covariates (a prior learns a covariate's effect only in part, docs/prior.md), of a served
+    frequency, with the prior's architecture and window (any other setting: from scratch, silently, as before).
+    """
+    if rows > AUTO_PRIOR_MAX_ROWS or roles.future or roles.past or roles.static or params["warm_start"]:
+        return None
+    try:
+        return prior_for(offset, params, units)
+    except PriorUnavailableError:
+        return None
 
 
 def _insert_zero_columns(weight: torch.Tensor, at: int, count: int) -> torch.Tensor:

@@ -12,6 +12,21 @@ import torch
 from .file_layout import CONFIG, WEIGHTS, Invalid, check_zip, show
 from .network import Ensemble, NetworkConfig, Seq2SeqNetwork
 
+# Up to about this many weights a template network is built on the CPU (a few MB at most); larger ones on the meta
+# device, which allocates nothing but imports torch's compiler stack (1-12 s) the first time it initialises weights.
+CPU_TEMPLATE_WEIGHTS = 5_000_000
+
+
+def _template(config: NetworkConfig) -> Seq2SeqNetwork:
+    """A network of ``config``'s shapes, for the shapes only."""
+    d = config.hidden_size
+    inputs = 2 + config.past_features + config.static_features + config.future_features + config.input_size
+    estimate = 16 * d * d * config.num_layers + d * (inputs + config.horizon) + config.input_size * config.horizon
+    if estimate <= CPU_TEMPLATE_WEIGHTS:
+        return Seq2SeqNetwork(config)
+    with torch.device("meta"):  # shapes without allocating anything
+        return Seq2SeqNetwork(config)
+
 
 def read_network(data: bytes, config: NetworkConfig, members: int) -> Ensemble:
     """The ensemble, built only once every tensor in ``weights.pt`` has the shape ``config`` gives it."""
@@ -22,8 +37,7 @@ def read_network(data: bytes, config: NetworkConfig, members: int) -> Ensemble:
         raise Invalid(f"Could not load `{WEIGHTS}`: {error}") from None
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
         raise Invalid(f"`{WEIGHTS}` must hold a mapping of parameter names to tensors.")
-    with torch.device("meta"):  # shapes without allocating anything
-        template = {name: tensor.shape for name, tensor in Seq2SeqNetwork(config).state_dict().items()}
+    template = {name: tensor.shape for name, tensor in _template(config).state_dict().items()}
     found = {key.split(".")[1] for key in state if key.startswith("members.") and key.count(".") >= 2}
     if len(found) != members:
         raise Invalid(f"`fitted.n_members` in {CONFIG} is {members}, but `{WEIGHTS}` holds {len(found)} member(s).")
