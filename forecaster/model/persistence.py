@@ -255,8 +255,14 @@ def _read_files(folder: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
     return config, files
 
 
-# Reads of a folder that a save replaced meanwhile, before a load gives up.
-LOAD_ATTEMPTS = 5
+# Reads of a folder that a save replaced meanwhile, before a load gives up (waits double from 10 ms: about 2 s in all).
+LOAD_ATTEMPTS = 12
+
+
+def _saving(folder: Path) -> bool:
+    """Whether a save to ``folder`` is between its two renames (its previous version set aside beside it)."""
+    parent = folder.parent
+    return parent.is_dir() and any(parent.glob(f".{folder.name}.old-*"))
 
 
 def _identity(folder: Path) -> tuple[int, int] | None:
@@ -279,15 +285,17 @@ def _read_consistent(folder: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
         try:
             files = _read_files(folder)
         except (ModelFileError, OSError) as error:
-            replaced = _identity(folder) != before
+            after = _identity(folder)
+            # Replaced meanwhile, or absent while a save holds the old version aside (between its two renames).
+            replaced = after != before or (after is None and _saving(folder))
             if not replaced or attempt == LOAD_ATTEMPTS - 1:
-                if replaced:
+                if replaced and after is not None:  # absent: the error says where the set-aside version is
                     raise ModelFileError(
                         f"Model directory {str(folder)!r} was being replaced by a save while it was read "
                         f"({LOAD_ATTEMPTS} tries); load it again once the save has finished."
                     ) from error
                 raise
-            time.sleep(0.01 * (attempt + 1))
+            time.sleep(min(0.01 * 2**attempt, 0.25))
             continue
         if _identity(folder) == before:
             return files
