@@ -27,7 +27,17 @@ PRIOR_FOLDER = Path(__file__).resolve().parent.parent / "pretrained"
 SERVED = {**dict.fromkeys(_YEARLY, "yearly"), **dict.fromkeys(_QUARTERLY, "quarterly"), **dict.fromkeys(_MONTHLY, "monthly")}
 SERVED_WORDS = "yearly, quarterly and monthly data (any anchor: 'YS', 'YE', 'QS-OCT', 'ME', 'MS', business variants)"
 # The estimator's parameters that must match the prior's (they shape its weights or their meaning).
-MATCHED = ("hidden_size", "num_layers", "cell", "attention", "attention_values", "scaler", "log_target", "seasonal_profile")
+MATCHED = (
+    "hidden_size",
+    "num_layers",
+    "cell",
+    "attention",
+    "attention_values",
+    "linear_skip",
+    "scaler",
+    "log_target",
+    "seasonal_profile",
+)
 
 
 class PriorUnavailableError(ValueError):
@@ -190,16 +200,3 @@ def learning_rate_scales(prior: Prior, config: NetworkConfig, share: float) -> d
     """
     marked = adapted_weights(replace(prior, weights={k: torch.ones_like(v) for k, v in prior.weights.items()}), config)
     return {name: torch.where(mark == 1.0, share, 1.0) for name, mark in marked.items() if mark.is_floating_point()}
-
-
-def fitted_config(prior: Prior, config: NetworkConfig) -> NetworkConfig:
-    """``config`` (the data's widths, the fit's horizon and outputs) with the prior's architecture."""
-    return replace(
-        config,
-        hidden_size=prior.config.hidden_size,
-        num_layers=prior.config.num_layers,
-        cell=prior.config.cell,
-        attention=prior.config.attention,
-        skip=prior.config.skip,
-        values=prior.config.values,
-    )

@@ -1,6 +1,6 @@
 """Pretraining the prior: a corpus of synthetic series and M3's training parts, and the loop that learns from it.
 
-``python -m forecaster.pretraining --family monthly --steps 8000`` trains one prior and writes it where the
+``python -m forecaster.pretraining --family monthly --steps 10000`` trains one prior and writes it where the
 package ships it (``forecaster/pretrained``); docs/prior.md is its card. The shipped weights are loaded by
 ``forecaster.model.prior``; nothing here runs when a model is fitted or used.
 """

@@ -16,7 +16,7 @@ SHIPPED = Path(__file__).resolve().parent.parent / "pretrained"
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m forecaster.pretraining", description=__doc__)
     parser.add_argument("--family", choices=sorted(FAMILIES), action="append", help="prior(s) to train (default: all)")
-    parser.add_argument("--steps", type=int, default=8000, help="training steps per prior")
+    parser.add_argument("--steps", type=int, default=10000, help="training steps per prior (the shipped ones: 10000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus and of training")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--out", type=Path, default=SHIPPED, help="folder of the priors (default: the package's own)")

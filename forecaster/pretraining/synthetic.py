@@ -8,7 +8,7 @@ Two sources, both seeded and drawn in batches (no loop over series):
   shares one composition and is sampled from the Gaussian process it defines.
 - **Structural series**: level and trend (linear, damped or exponential), one or two seasonalities
   (additive or multiplicative), level shifts, intermittent demand (Bernoulli occurrences with gamma
-  sizes) and noise from a tenth of the seasonal amplitude to several times it.
+  sizes) and white or random-walk noise from 1% to 30% of the level.
 
 Values are then given a random scale, and most series are moved to positive values, as business
 and economic series are.
