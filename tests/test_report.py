@@ -403,3 +403,17 @@ def test_a_series_that_is_two_picks_is_plotted_once(result, tmp_path, monkeypatc
     markdown = (tmp_path / "r" / "report.md").read_text()
     assert markdown.count("### Forecast:") == 1 and "It is also the median series. It is also the worst series." in markdown
     assert not (tmp_path / "r" / "forecast_median.png").exists()
+
+
+def test_the_settings_table_shows_what_the_forecast_is_and_what_was_changed_and_the_csv_has_all(report, result, tmp_path):
+    """The settings table was 37 rows at the top level of the report."""
+    _, page = report
+    rows = dict(page.table("Model settings")[1:])
+    assert {"horizon", "freq", "season_length", "input_size", "quantiles", "init"} <= set(rows)
+    assert rows["hidden_size"] == "16" and rows["max_steps"] == "20"  # given other values than the defaults
+    assert "cell" not in rows and "scaler" not in rows and "id_col" not in rows  # at their defaults
+    assert len(rows) < 20
+    result.to_report(tmp_path / "r")
+    every = pd.read_csv(tmp_path / "r" / "settings.csv")
+    assert {"cell", "scaler", "hidden_size", "freq"} <= set(every["parameter"])
+    assert every.set_index("parameter").loc["freq", "value"] == "MS (inferred)"

@@ -116,6 +116,10 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
     for name, table in tables.items():
         spreadsheet_safe(table).to_csv(folder / name, index=False)
     summary.to_csv(folder / "summary.csv")
+    every = settings_table(result, everything=True)
+    every.assign(**{c: every[c].str.replace("`", "", regex=False).str.strip() for c in every.columns}).to_csv(
+        folder / "settings.csv", index=False
+    )
     reference = reference_model(models)
     images: list[tuple[str, object, str]] = []  # caption, series id (None if none), file name
     by_step = mase_by_step(result.forecasts, result.metrics, models)
@@ -181,7 +185,7 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
     (folder / "report.md").write_text(text, encoding="utf-8")
     page = render_html(text, folder, [name for _, _, name in images], title or "Backtest report")
     (folder / "report.html").write_text(page, encoding="utf-8")
-    return [*tables, "summary.csv", *(name for _, _, name in images), "report.md", "report.html"]
+    return [*tables, "summary.csv", "settings.csv", *(name for _, _, name in images), "report.md", "report.html"]
 
 
 def _settings_lines(result) -> list[str]:
@@ -407,8 +411,9 @@ def _markdown(result, summary, by_step, attention_md, images, notes, reference, 
     parts += [
         "## Model settings",
         "",
-        "The seq2seq model's parameters; where one was left to the model (None), the value fitting inferred "
-        "from the data or resolved, from the last fold's model.",
+        "The seq2seq model's parameters that say what the forecast is, and every one given another value than its "
+        "default; where one was left to the model (None), the value fitting inferred from the data or resolved, from "
+        "the last fold's model. settings.csv lists all of them.",
         "",
         markdown_table(settings_table(result)),
         "",

@@ -6,6 +6,7 @@ report is rendered from that Markdown, so both show the same rows.
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import numpy as np
@@ -302,8 +303,24 @@ def _value(value) -> str:
     return str(value)
 
 
-def settings_table(result) -> pd.DataFrame:
-    """The model's settings, one row each, with the values fitting resolved where the given one was None."""
+def _defaults() -> dict:
+    """The estimator's constructor defaults (``horizon`` has none)."""
+    from ..estimator import Seq2SeqForecaster
+
+    signature = inspect.signature(Seq2SeqForecaster.__init__).parameters
+    return {name: p.default for name, p in signature.items() if p.default is not inspect.Parameter.empty}
+
+
+# Settings a report always shows (what the forecast is), whatever their value.
+SHOWN_SETTINGS = ("horizon", "freq", "season_length", "input_size", "quantiles", "theta_weight", "holt_winters_weight", "init")
+
+
+def settings_table(result, everything: bool = False) -> pd.DataFrame:
+    """The model's settings, one row each, with the values fitting resolved where the given one was None.
+
+    By default the rows a reader needs: ``SHOWN_SETTINGS`` and every parameter given another value than its default;
+    ``everything=True``: all of them (the report writes those to settings.csv).
+    """
     params = {k: v for k, v in result.settings["model_params"].items() if k != "progress"}
     state = getattr(result.last_model, "state_", None)
     fitted = {
@@ -313,10 +330,14 @@ def settings_table(result) -> pd.DataFrame:
         "trend_line": getattr(state, "trend_line", None),
         **result.settings.get("blend_weights", {}),
     }
-    first = ["horizon", "freq", "season_length", "input_size", "quantiles", "theta_weight", "holt_winters_weight"]
+    first = list(SHOWN_SETTINGS)
+    defaults = _defaults()
     rows = []
     for name in [*(k for k in first if k in params), *(k for k in params if k not in first)]:
         given, value = params[name], fitted.get(name)
+        default = defaults.get(name, inspect.Parameter.empty)
+        if not everything and name not in first and _value(given) == _value(default):
+            continue
         shown = code_span(_value(given if value is None else value))
         if value is not None and given is None:
             shown += " (inferred)" if name in ("freq", "season_length") else " (resolved)"
