@@ -109,9 +109,9 @@ class Seq2SeqForecaster(BaseEstimator):
         init: where a fit starts. ``"auto"`` (the default): from the shipped prior (docs/prior.md) for a small panel
             without covariates (at most 4,000 rows beyond one horizon per series) of a frequency a prior serves
             (yearly, quarterly, monthly) with the prior's architecture, when the fit is not a warm start; from
-            random weights otherwise. On the
-            validation suite the prior gave small panels MASE 0.962x AutoETS against 1.034x from scratch, while
-            larger panels did better from scratch (0.953x against 0.969x). ``"scratch"``: random weights.
+            random weights otherwise. On the validation suite the prior gave small panels MASE 0.962x AutoETS
+            against 1.034x from scratch, while larger panels did better from scratch (0.953x against 0.969x).
+            ``"scratch"``: random weights.
             ``"pretrained"``: always the prior, fine-tuned with a hundredth of the learning rate for its weights and
             a quarter of the steps, the held-out windows scored from step 0, so the prior itself may win; covariates
             it never saw start with zero weights and learn at the full rate. ``input_size`` None takes the prior's;
@@ -265,7 +265,6 @@ class Seq2SeqForecaster(BaseEstimator):
         previous = warm_start_state(self, roles, offset.freqstr, quantiles, units) if self.warm_start else None
         if previous is not None:
             prior = None  # a warm start continues from its own weights
-        if previous is not None:
             if features is None:
                 features = extend_features(previous.features, frame, columns.id, roles)
             else:  # the whole panel's encodings: keep the trained scalings, append its new categories
@@ -292,9 +291,7 @@ class Seq2SeqForecaster(BaseEstimator):
         else:
             params = self.get_params()
             scales = None if prior is None else learning_rate_scales(prior, config, FINE_TUNE_LEARNING_RATE_SHARE)
-            job = training_job(
-                panel, roles, config, quantiles, device, season, params, warm, n_windows, prior is not None, scales
-            )
+            job = training_job(panel, roles, config, quantiles, device, season, params, warm, n_windows, scales)
             job = replace(job, features=features)
             seeds = [self.random_state + k for k in range(self.n_models)]
             if train_members is None:
@@ -357,15 +354,19 @@ class Seq2SeqForecaster(BaseEstimator):
         model._follows_data = True
         return model
 
-    def _adopt_prior(self, df: pd.DataFrame | None) -> None:
-        """For a model from :meth:`from_pretrained`: the prior, set up for the frequency and series of ``df``."""
+    def _adopt_prior(self, df: pd.DataFrame | None) -> tuple[Panel, str | None]:
+        """For a model from :meth:`from_pretrained`: the prior, set up for the frequency and series of ``df``.
+
+        Returns the panel of ``df`` that it built (no future-known covariates: a prior reads none) and its zone.
+        """
         if df is None:
             raise ValueError(
                 "A model from `from_pretrained` has no series of its own: pass the history to forecast, predict(df=...)."
             )
         frame, tz = clean_history(df, self._columns(), self._roles())
-        self._fit_frame(frame, tz)
+        panel = self._fit_frame(frame, tz)
         self._follows_data = True
+        return panel, tz
 
     # ------------------------------------------------------------------ predict
     def _check_unchanged(self) -> None:
@@ -377,7 +378,9 @@ class Seq2SeqForecaster(BaseEstimator):
 
     def _panel_for(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:
         if getattr(self, "_follows_data", False) and (df is not None or not hasattr(self, "network_")):
-            self._adopt_prior(df)
+            adopted = self._adopt_prior(df)
+            if future_df is None:  # the panel the adoption built is the one to forecast: no second validation
+                return adopted
         check_is_fitted(self, "network_")
         self._check_unchanged()
         state, columns = self.state_, self._columns()

@@ -39,7 +39,8 @@ class Batch:
     target_weight: np.ndarray | None = None  # (B,) float32 loss weight of each window
 
 
-def _observed_cumsum(panel: Panel) -> np.ndarray:
+def observed_cumsum(panel: Panel) -> np.ndarray:
+    """(N, W + 1) observed targets per series up to each column (column c + 1 counts columns 0..c)."""
     observed = np.isfinite(panel.y).astype(np.int64)
     return np.concatenate([np.zeros((len(observed), 1), dtype=np.int64), observed.cumsum(axis=1)], axis=1)
 
@@ -52,7 +53,7 @@ def admissible_origins(
     An origin needs ``min_history`` periods of history and at least one observed value
     both in its encoder window and in its target window.
     """
-    cum = _observed_cumsum(panel)
+    cum = observed_cumsum(panel)
     first = panel.first_col + min_history - 1
     last = last_target_col - horizon
     n_origins = np.maximum(last - first + 1, 0)

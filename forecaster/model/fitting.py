@@ -18,7 +18,6 @@ from .members import TrainingJob
 from .network import Ensemble, NetworkConfig
 from .params import (
     FINE_TUNE_CHECKS,
-    FINE_TUNE_LEARNING_RATE_SHARE,
     FINE_TUNE_PATIENCE,
     architecture,
     default_max_steps,
@@ -66,16 +65,15 @@ def training_job(
     params: dict,
     warm: bool = False,
     n_windows: int | None = None,
-    prior: bool = False,
     learning_rate_scales: dict | None = None,
 ) -> TrainingJob:
     """Training windows (all admissible origins) and, with early stopping, the last horizon held out in time.
 
     ``params`` are the estimator's parameters; ``warm`` gives the smaller step budget of a
-    fit that continues from trained weights (when ``max_steps`` is None); ``prior`` the budget, learning rate and
-    early stopping of a fit from the shipped prior (held-out windows scored from step 0 on, on unless
-    ``early_stopping=False``), whose weights learn at ``learning_rate_scales`` of the rate (None: all at
-    ``FINE_TUNE_LEARNING_RATE_SHARE``). ``n_windows``: the training
+    fit that continues from trained weights (when ``max_steps`` is None). ``learning_rate_scales`` (per weight, its
+    share of the learning rate; ``prior.learning_rate_scales``) makes it a fit from the shipped prior: its budget,
+    and early stopping with the held-out windows scored from step 0 on (on unless ``early_stopping=False``).
+    ``n_windows``: the training
     windows of the whole panel when ``panel`` is a sample of it (a Dask fit streams the windows from
     every partition): the step budget and the automatic early stopping are sized to it.
     """
@@ -86,8 +84,9 @@ def training_job(
     naive_table = naive_error_table(panel.y, season_length, panel.first_col) if params["loss_scale"] == "seasonal_naive" else None
     all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
     batch_size = params["batch_size"]
+    prior = learning_rate_scales is not None
     # Covariates the prior never saw start from zero and need a full budget to be learnt (early stopping still decides).
-    fresh = learning_rate_scales is not None and any(bool((scale == 1.0).any()) for scale in learning_rate_scales.values())
+    fresh = prior and any(bool((scale == 1.0).any()) for scale in learning_rate_scales.values())
     budget = fine_tune_steps if prior and not fresh else warm_start_steps if warm else default_max_steps
     windows = len(all_series) if n_windows is None else n_windows
     max_steps = params["max_steps"] or budget(windows, batch_size)
@@ -111,17 +110,16 @@ def training_job(
         )
     if len(series) == 0:
         raise ValueError("No training window fits in the data: the series are too short for `horizon`; lower it.")
-    share = FINE_TUNE_LEARNING_RATE_SHARE if prior and learning_rate_scales is None else 1.0
     train_config = TrainConfig(
         max_steps=max_steps,
         batch_size=batch_size,
-        learning_rate=float(params["learning_rate"]) * share,
+        learning_rate=float(params["learning_rate"]),
         quantiles=quantiles,
         early_stopping=validation is not None,
         progress=params["progress"],
         device=device,
         evaluate_start=prior,
-        learning_rate_scales=learning_rate_scales if prior else None,
+        learning_rate_scales=learning_rate_scales,
         **({"eval_every": max(1, max_steps // FINE_TUNE_CHECKS), "patience": FINE_TUNE_PATIENCE} if prior else {}),
     )
     refit = params["refit_on_full"] and validation is not None

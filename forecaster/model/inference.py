@@ -26,7 +26,7 @@ from ..data.features import FeatureSpec
 from ..data.panel import Panel, build_panel, log_target, with_decomposition
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns
-from ..data.windows import assemble
+from ..data.windows import assemble, observed_cumsum
 from ..partners.blend import PARTNERS, blend_quantiles, mix_offsets, partner_distributions
 from .account import Account, network_account
 from .calibration import apply_factors
@@ -219,7 +219,8 @@ def forecast_windows(
     """
     series = np.asarray(series, dtype=np.int64)
     origins = np.broadcast_to(np.asarray(origins, dtype=np.int64), series.shape).copy()
-    warn_empty_windows(panel, series, origins, state.input_size)
+    seen = observed_cumsum(panel)  # one pass over the panel for both checks below
+    warn_empty_windows(panel, seen, series, origins, state.input_size)
     with torch_threads(num_threads):
         values, attention, parts = run_network(network, state, panel, series, origins, device, account)
     if not np.isfinite(values).all():
@@ -228,7 +229,7 @@ def forecast_windows(
     if state.calibration is not None:
         values = apply_factors(values, state.calibration.factors, state.median_index)
     if not state.roles.future:
-        constant, level = constant_history(target_values(panel, state), series, origins)
+        constant, level = constant_history(target_values(panel, state), seen, series, origins)
         if constant.any():
             values = np.where(constant[:, None, None], level[:, None, None], values)
             parts = None if parts is None else parts.constant(constant, level)
@@ -239,15 +240,15 @@ class EmptyWindowWarning(UserWarning):
     """A forecast whose encoder window holds no observed target: it comes from the window's padding and the partners."""
 
 
-def warn_empty_windows(panel: Panel, series: np.ndarray, origins: np.ndarray, input_size: int) -> None:
+def warn_empty_windows(panel: Panel, seen: np.ndarray, series: np.ndarray, origins: np.ndarray, input_size: int) -> None:
     """Warn, naming the series and origins, where a window's ``input_size`` periods up to its origin are all missing.
 
     The network then reads nothing of the series (a 48-hour outage with ``input_size=48`` was forecast at about 97
     where its level was about 340, with a tight interval); only the partners, which read further back, know its level.
+    ``seen``: the panel's ``observed_cumsum``.
     """
     if len(series) == 0:
         return
-    seen = np.concatenate([np.zeros((len(panel.y), 1), dtype=np.int64), np.cumsum(np.isfinite(panel.y), axis=1)], axis=1)
     inside = seen[series, origins + 1] - seen[series, np.maximum(origins + 1 - input_size, 0)]
     empty = inside == 0
     if empty.any():
@@ -262,19 +263,20 @@ def warn_empty_windows(panel: Panel, series: np.ndarray, origins: np.ndarray, in
         )
 
 
-def constant_history(y: np.ndarray, series: np.ndarray, origins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def constant_history(y: np.ndarray, seen: np.ndarray, series: np.ndarray, origins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Windows whose whole history up to the origin holds one value (observed at least twice), and that value.
 
     Such a series is forecast as that value at every level: nothing in its history says it moves, and a network
     and partners fitted to varying series put it a few percent off with a spread of its own. Covariates known in
-    advance could say otherwise, so a model with future-known covariates keeps its forecast.
+    advance could say otherwise, so a model with future-known covariates keeps its forecast. ``seen``: the panel's
+    ``observed_cumsum``.
     """
     # Columns before a series' first period are NaN padding, which the running extremes and the count skip.
     with np.errstate(invalid="ignore"):
         high = np.fmax.accumulate(y, axis=1)[series, origins]  # one pass over the panel, then a lookup per window
         low = np.fmin.accumulate(y, axis=1)[series, origins]
-    seen = np.cumsum(np.isfinite(y), axis=1)[series, origins]
-    return (seen >= 2) & (high == low), np.where(np.isfinite(low), low, 0.0)
+    count = seen[series, origins + 1]
+    return (count >= 2) & (high == low), np.where(np.isfinite(low), low, 0.0)
 
 
 def panel_digest(panel: Panel) -> str:

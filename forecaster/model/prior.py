@@ -105,19 +105,20 @@ def prior_for(offset: pd.DateOffset, params: dict, units: dict) -> Prior:
             (the message names it and the value the prior needs).
     """
     prior = load_prior(family_of(offset))
-    wanted = {
+    if params["horizon"] > prior.config.horizon:
+        raise PriorUnavailableError(
+            f"The {prior.family} prior serves horizons up to {prior.config.horizon}; got horizon={params['horizon']}."
+        )
+    asked = {  # the fit's setting -> the prior's
         "season_length": (units["season_length"], prior.season_length),
         "input_size": (units["input_size"] or prior.input_size, prior.input_size),
         "trend_line": (units["trend_line"], prior.trend_line),
-        "horizon": (min(params["horizon"], prior.config.horizon), params["horizon"]),
         **{name: (params[name], prior.params[name]) for name in MATCHED},
     }
-    for name, (needed, given) in wanted.items():
-        if needed != given:
-            if name == "horizon":
-                raise PriorUnavailableError(f"The {prior.family} prior serves horizons up to {needed}; got horizon={given}.")
+    for name, (mine, trained) in asked.items():
+        if mine != trained:
             raise PriorUnavailableError(
-                f"The {prior.family} prior was trained with {name}={given!r}; got {needed!r}. "
+                f"The {prior.family} prior was trained with {name}={trained!r}; got {mine!r}. "
                 f"Leave `{name}` at the prior's value, or fit from scratch (init='scratch')."
             )
     missing = sorted({float(q) for q in params["quantiles"] or ()} - set(prior.quantiles))
