@@ -74,7 +74,7 @@ class Seq2SeqForecaster(BaseEstimator):
         attention: ``"dot"`` (scaled dot-product) or ``"additive"``.
         attention_values: ``"states"`` (the default): attention averages encoder states and a head reads
             them; the most accurate, but its maps can point away from what drives the forecast
-            (``explain`` returns the account of its paths: skip per point, head, covariates, partners).
+            (``explain`` splits its forecast over the history points by integrated gradients).
             ``"observations"`` (the faithful variant): the median is the attention-weighted average of the
             attended observations, each moved to the target by the long-run seasonal profile and trend line,
             plus a history-free effect of step, calendar, statics and future-known covariates, so each
@@ -406,13 +406,17 @@ class Seq2SeqForecaster(BaseEstimator):
             self.network_, self.state_, panel, series, origins, weights, self.device_, self.num_threads, account
         )
 
-    def _forecast_ends(self, panel: Panel) -> Forecast:
-        """Forecast from each series' end, with its account; ``predict`` then ``explain`` on one input run the network once."""
+    def _forecast_ends(self, panel: Panel, account: bool = False) -> Forecast:
+        """Forecast from each series' end (``account``: with its account), reusing the last pass on the same inputs.
+
+        ``explain`` then ``predict`` on one input run the network once; ``predict`` then ``explain`` run it again
+        for the state design, whose account (the head's shares by integrated gradients) ``predict`` does not need.
+        """
         key = (panel_digest(panel), tuple(self._blend_weights().items()), id(self.network_))
         cached = getattr(self, "_cache", None)
-        if cached is not None and cached[0] == key:
+        if cached is not None and cached[0] == key and (not account or cached[1].account is not None or not self._accountable()):
             return cached[1]
-        forecast = self._forecast(panel, np.arange(len(panel.ids)), np.full(len(panel.ids), panel.last_col), account=True)
+        forecast = self._forecast(panel, np.arange(len(panel.ids)), np.full(len(panel.ids), panel.last_col), account=account)
         self._cache = (key, forecast)
         return forecast
 
@@ -456,17 +460,19 @@ class Seq2SeqForecaster(BaseEstimator):
         ``padded`` column with ``include_padding=True`` (their ``ds_history`` is the
         calendar period they would have had). The weights of each (series, step) sum
         to one (with ``attention_values="observations"``, zero where a window holds no observed target: an
-        ``EmptyWindowWarning`` names such series). Called after ``predict`` on the same inputs, it reuses that forward pass.
+        ``EmptyWindowWarning`` names such series). ``predict`` after ``explain`` on the same inputs reuses its pass.
 
         Beside the weights, the account of the median forecast (none with ``log_target``): per
         (series, step), ``contribution`` summed over the history plus ``step_baseline``,
-        ``step_covariates``, ``step_partners`` and ``step_head`` add up to ``y_hat``. With
-        ``attention_values="observations"``, ``contribution`` is each history point's share
-        (weight x observation, plus its seasonal and trend adjustment and its linear-skip term) and
-        ``step_head`` is 0. With ``"states"`` (the default), ``contribution`` is the linear skip's exact
-        term only and ``step_head`` what the network's head added through attention and its query,
-        which no single point owns; ``step_covariates`` is the future-known covariates' effect against
-        their training mean, ``step_partners`` the statistical partners' (docs/attention.md).
+        ``step_covariates`` and ``step_partners`` add up to ``y_hat``. ``contribution`` is each history
+        point's share. With ``attention_values="observations"`` it is exact by construction: weight x
+        observation, plus its seasonal and trend adjustment and its linear-skip term. With ``"states"``
+        (the default) it is the point's integrated-gradients share of the network's head, from a flat history
+        at the window's level, plus its linear-skip term; ``step_baseline`` then holds the window's level and
+        the head's forecast for that flat history. ``step_covariates`` is the future-known covariates' effect
+        against their training mean, ``step_partners`` the statistical partners'. ``step_head`` is 0 (no
+        part is left unattributed; the column is kept for code that reads it). The shares of the state design
+        take a gradient pass per horizon step: ``explain`` costs several ``predict`` calls (docs/attention.md).
 
         With a Dask ``df``, a lazy Dask DataFrame of the same rows (as ``predict``).
         """
@@ -475,8 +481,9 @@ class Seq2SeqForecaster(BaseEstimator):
 
             return forecast_frames(self, "explain", df, future_df, include_padding=include_padding)
         panel, tz = self._panel_for(df, future_df)
-        forecast = self._forecast_ends(panel)
-        return attention_frame(panel, forecast, self.id_col, self.time_col, tz, include_padding)
+        forecast = self._forecast_ends(panel, account=True)
+        values = self.state_.network.values
+        return attention_frame(panel, forecast, self.id_col, self.time_col, tz, include_padding, values)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:

@@ -1,7 +1,8 @@
 """Forecast and attention plots (matplotlib; every function returns the Figure and never shows it).
 
-Attention weights show where each horizon step *looked* in the history: a diagnostic
-of routing inside the network, not a causal attribution of the forecast.
+Attention weights show where each horizon step *looked* in the history: a diagnostic of routing inside
+the network. What each history point contributed to the forecast is its share in ``explain``'s account,
+drawn under each map (exact with observation values; integrated gradients with state values).
 """
 
 from __future__ import annotations
@@ -24,22 +25,26 @@ from matplotlib.text import Text
 from .evaluation.baselines import BASELINES
 
 CAUTION = "Attention shows where the model looked (routing), not why it forecast what it did."
-ACCOUNTED = (
-    "Weight x observation is each point's exact share of the forecast (bottom panel); "
-    "step effects and statistical partners are listed in its title."
+OBSERVATION_SHARES = (
+    "Colours: attention weights. With observation values, weight x observation (moved to the target by the seasonal "
+    "and trend adjustment, plus its linear-skip term) is each point's exact share of the forecast: the bars below; "
+    "the step parts are in their title."
 )
-PATHS = (
-    "Attention shows where the model looked (routing), not each point's share: the bottom panel gives the linear "
-    "skip's exact share per point; what the network's head added through attention, and the other paths, are in its title."
+GRADIENT_SHARES = (
+    "Colours: attention weights, where the network read, not what drove the forecast. The bars below are the shares: "
+    "each point's integrated-gradients share of the network's head from a flat history at the window's level, plus its "
+    "linear-skip term; the step parts are in their title."
 )
+SHARES = "Colours: attention weights. The bars below are each point's share of the forecast; the step parts are in their title."
+# What an ``explain`` frame's account is, by the model's ``attention_values`` (``explain`` records it in ``attrs``).
+CAPTIONS = {"observations": OBSERVATION_SHARES, "states": GRADIENT_SHARES}
 
 
 def account_caption(explanation: pd.DataFrame) -> str:
-    """The note under a map: exact shares (observation values), paths (state values) or routing only (no account)."""
+    """The note under a map: what its colours and bars are, for the account the frame holds (none: routing only)."""
     if "contribution" not in explanation:
         return CAUTION
-    head = explanation.get("step_head")
-    return PATHS if head is not None and head.abs().gt(0).any() else ACCOUNTED
+    return CAPTIONS.get(explanation.attrs.get("attention_values"), SHARES)
 
 
 def literal(*texts: Text | Legend | None) -> None:
@@ -186,7 +191,7 @@ def plot_attention(
     vmax: float | None = None,
     title: str | None = None,
 ) -> Figure:
-    """History and forecast on top; below, horizon step x attended history (the window only), and the account.
+    """History and forecast on top; below, horizon step x attended history, and each point's share of the forecast.
 
     Args:
         model_or_explanation: a fitted ``Seq2SeqForecaster`` (then ``explain`` and ``predict`` are run
@@ -200,8 +205,10 @@ def plot_attention(
             Pass the largest over several series to draw them on one scale.
         title: the top panel's title; default ``"<id>: where each horizon step looked"``.
 
-    Padded positions (before the series starts) are hatched grey, not drawn as zero weight. The account
-    panel (a frame with ``contribution``) shares the heatmap's time axis; the colour bar is beside the heatmap.
+    Every panel has the forecast panel's time axis, so each column of the map sits under its own period
+    (the horizon part of the lower panels stays empty). Padded positions (before the series starts) are hatched
+    grey, not drawn as zero weight. The shares panel needs a frame with ``contribution``; the colour bar is
+    beside the heatmap.
     """
     explanation, forecast = model_or_explanation, forecasts
     history_df = df
@@ -258,7 +265,8 @@ def plot_attention(
     bottom.set_ylabel("horizon step")
     bottom.invert_yaxis()
     bottom.xaxis_date()
-    bottom.set_xlim(x_edges[0], x_edges[-1])  # the attended window, up to the origin
+    bottom.set_xlim(top.get_xlim())  # the forecast panel's time axis: each column under its own period
+    bottom.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
     extend = "max" if vmax is not None and np.ma.max(values) > vmax else "neither"  # an arrow when weights pass vmax
     fig.colorbar(mesh, cax=bottom.inset_axes([1.015, 0, 0.022, 1]), extend=extend, label="attention weight")  # beside it only
     if padded.any():
@@ -268,7 +276,7 @@ def plot_attention(
         axes[2].sharex(bottom)
         bottom.tick_params(labelbottom=False)
         _draw_sources(axes[2], ex, hist_times, x_edges, history_col)
-    axes[-1].set_xlabel("attended history period")
+    axes[-1].set_xlabel("attended history period (the forecast panel's time axis)")
     fig.text(0.01, 0.005, account_caption(ex), fontsize=8, color="0.35")
     return fig
 
@@ -305,12 +313,12 @@ def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: n
     shares = points.reindex(hist_times).fillna(0.0).to_numpy()
     ax.bar(x_edges[:-1], shares, width=np.diff(x_edges), align="edge", color="tab:purple", alpha=0.8)
     ax.axhline(0.0, color="0.4", lw=0.6)
-    ax.set_ylabel("skip's share" if parts["head"] else "share of forecast")
-    head = f"network head (through attention) {parts['head']:.4g}, " if parts["head"] else ""
-    points = "linear skip per point" if parts["head"] else "history points"
-    baseline = "window level and skip bias" if parts["head"] else "step and statics"
+    ax.set_ylabel("share of forecast")
+    head = f"network head (not split over points) {parts['head']:.4g}, " if parts["head"] else ""
+    states = ex.attrs.get("attention_values") == "states"
+    baseline = "window level, skip bias and flat-history head" if states else "step and statics"
     title = (
-        f"where the forecast came from (mean over steps): {points} {shares.sum():.4g},\n{head}{baseline} "
+        f"where the forecast came from (mean over steps): history points, summed, {shares.sum():.4g},\n{head}{baseline} "
         f"{parts['baseline']:.4g}, covariates {parts['covariates']:.4g}, statistical partners {parts['partners']:.4g}; "
         f"forecast {parts['forecast']:.4g}"
     )

@@ -74,7 +74,7 @@ def test_oracle_network_equals_seasonal_naive_at_every_row_of_every_fold(complet
     np.testing.assert_allclose(forecasts["seq2seq"], expected, rtol=2e-6)
 
 
-def test_predict_then_explain_on_the_same_inputs_runs_the_network_once(fitted, panel):
+def test_explain_then_predict_on_the_same_inputs_runs_the_network_once(fitted, panel):
     df, _ = panel
     future = future_frame(df, 6)
     calls, run = [], fitted.network_.run
@@ -86,8 +86,8 @@ def test_predict_then_explain_on_the_same_inputs_runs_the_network_once(fitted, p
     fitted.network_.run = counted
     try:
         fitted._cache = None
-        forecast = fitted.predict(df=df, future_df=future)
         attention = fitted.explain(df=df, future_df=future)
+        forecast = fitted.predict(df=df, future_df=future)
         assert len(calls) == 1
         assert (
             len(forecast) == 6 * df["unique_id"].nunique()
@@ -99,6 +99,10 @@ def test_predict_then_explain_on_the_same_inputs_runs_the_network_once(fitted, p
         changed.loc[changed.index[-1], "y"] += 1.0  # same shapes, one value changed: a new pass
         fitted.predict(df=changed, future_df=future)
         assert len(calls) == 3
+        fitted.explain(df=changed, future_df=future)  # the shares: predict's pass did not take them
+        assert len(calls) == 4
+        fitted.predict(df=changed, future_df=future)
+        assert len(calls) == 4
     finally:
         del fitted.network_.run
 

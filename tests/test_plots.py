@@ -14,9 +14,10 @@ from matplotlib.collections import PolyCollection, QuadMesh
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
 from forecaster.plots import (
-    ACCOUNTED,
     CAUTION,
-    PATHS,
+    GRADIENT_SHARES,
+    OBSERVATION_SHARES,
+    SHARES,
     attention_diagnostics,
     attention_profile,
     plot_attention,
@@ -244,7 +245,7 @@ def _assert_attention_panel(fig, explanation, uid, history, forecast):
     _assert_line(_line(top, "forecast"), fc["ds"], fc["y_hat"])
     _assert_band(_band(top), fc["ds"], fc["y_hat_q10"], fc["y_hat_q90"])
     assert mesh.colorbar.ax.get_ylabel() == "attention weight"  # the colour bar, beside the heatmap
-    assert any(text.get_text() in (CAUTION, ACCOUNTED, PATHS) for text in fig.texts)
+    assert any(text.get_text() in (CAUTION, GRADIENT_SHARES, OBSERVATION_SHARES, SHARES) for text in fig.texts)
     return padded
 
 

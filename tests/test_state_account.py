@@ -1,11 +1,15 @@
-"""The default (state) design's account: the paths that reach each forecast add up to it, and each is what it says."""
+"""The default (state) design's account: every history point's share, by integrated gradients, and the step parts.
+
+They add up to the forecast, and each is what it says: the shares are what Captum's integrated gradients give.
+"""
 
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from conftest import fast_model, future_frame
 
-from forecaster.plots import PATHS, account_caption, forecast_sources
+from forecaster.plots import GRADIENT_SHARES, OBSERVATION_SHARES, account_caption, forecast_sources
 
 PARTS = ["step_baseline", "step_covariates", "step_partners", "step_head"]
 
@@ -24,7 +28,7 @@ def _sums(explanation: pd.DataFrame) -> pd.DataFrame:
         {"future_covariates": ["promo"], "static_covariates": ["group", "size"], "theta_weight": 0.2},
     ],
 )
-def test_the_paths_add_up_to_the_unchanged_forecast(panel, options):
+def test_the_shares_add_up_to_the_unchanged_forecast(panel, options):
     df, _ = panel
     model = fast_model(**options).fit(df)
     future = future_frame(df, 6, value=1.0) if "future_covariates" in options else None
@@ -36,11 +40,9 @@ def test_the_paths_add_up_to_the_unchanged_forecast(panel, options):
     np.testing.assert_allclose(total, sums["y_hat"], rtol=1e-9, atol=1e-9 * scale)
     by_target = explanation.groupby(["unique_id", "ds"])["y_hat"].first()
     np.testing.assert_allclose(by_target.reindex(forecast.index), forecast, rtol=1e-12)
-    assert (sums["step_head"] != 0).all()  # the head's part is there, not hidden in the baseline
-    if options.get("linear_skip", True):
-        assert (explanation["contribution"] != 0).any()
-    else:
-        assert (explanation["contribution"] == 0).all()
+    assert (sums["step_head"] == 0).all()  # nothing left unattributed
+    shares = explanation[~explanation["padded"]].groupby(["unique_id", "step"])["contribution"]
+    assert (shares.apply(lambda c: (c != 0).sum()) >= 2).all()  # the head's part is over the points, with or without skip
     if "future_covariates" not in options:
         assert (sums["step_covariates"] == 0).all()
 
@@ -61,60 +63,89 @@ def test_the_covariates_part_is_the_forecast_minus_the_forecast_at_their_trainin
     assert np.abs(effect).max() > 0
 
 
-def test_the_skip_share_of_a_point_is_exact(panel):
-    """The linear skip's term for the last history point: its weight x the point's distance from the window level."""
+def _window(model, frame):
+    """The network's inputs for each series' last window of ``frame``, and the panel's scaling."""
     from forecaster.data.windows import assemble
+    from forecaster.model.training import to_tensors
+
+    state, panel_ = model.state_, model._panel_for(frame, None)[0]
+    rows = np.arange(len(panel_.ids))
+    batch = assemble(panel_, state.roles, rows, np.full(len(rows), panel_.last_col), state.input_size, 6, state.scaler, False)
+    return panel_.ids, batch, to_tensors(batch, "cpu")
+
+
+@pytest.mark.parametrize("linear_skip", [True, False])
+def test_the_shares_are_integrated_gradients_as_captum_computes_them(panel, linear_skip):
+    """Independent of the account's code: Captum's integrated gradients of the network's median, from a flat history."""
+    from captum.attr import IntegratedGradients
 
     df, _ = panel
-    model = fast_model(theta_weight=0.0, holt_winters_weight=0.0, seasonal_profile=False, trend_line=False).fit(df)
-    one = df[df["unique_id"] == "S001"]
-    assert np.isfinite(one["y"].iloc[-1])
-    explanation = model.explain(df=one)
-    share = explanation[explanation["ds_history"] == one["ds"].max()].sort_values("step")["contribution"]
-    state, panel_ = model.state_, model._panel_for(one, None)[0]
-    ends = model._forecast_ends(panel_)
-    batch = assemble(panel_, state.roles, ends.series, ends.origins, state.input_size, 6, state.scaler, False)
-    weight = model.network_.members[0].skip.weight.detach().double().numpy()[:, -1]
-    expected = weight * (one["y"].iloc[-1] - batch.loc[0])
-    np.testing.assert_allclose(share.to_numpy(), expected, rtol=1e-4, atol=1e-6 * batch.scale[0])
-    assert np.abs(expected).max() > 0
+    model = fast_model(theta_weight=0.0, holt_winters_weight=0.0, linear_skip=linear_skip).fit(df)
+    explanation = model.explain(include_padding=True)
+    ids, batch, inputs = _window(model, None)
+    member, median = model.network_.members[0], model.state_.median_index
+    x = inputs.pop("past_target").masked_fill(inputs["past_padded"], 0.0)
+    names = list(inputs)
+    for step in (1, 6):
+
+        def median_at_step(target, *others, step=step):  # Captum repeats the other inputs along the path
+            return member(past_target=target, **dict(zip(names, others, strict=True)))[0][:, step - 1, median]
+
+        integrated = IntegratedGradients(median_at_step)
+        others = tuple(inputs.values())
+        attributions = integrated.attribute(x, baselines=torch.zeros_like(x), additional_forward_args=others, n_steps=64)
+        expected = batch.scale[:, None] * attributions.double().numpy()
+        rows = explanation[explanation["step"] == step].sort_values(["unique_id", "lag"], ascending=[True, False])
+        got = np.stack([rows.loc[rows["unique_id"] == uid, "contribution"].to_numpy() for uid in ids])
+        np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4 * np.abs(expected).max())
+        assert np.abs(expected).max() > 0
 
 
 def test_plots_and_reports_say_which_account_they_show(panel):
     df, _ = panel
-    model = fast_model().fit(df)
-    explanation = model.explain()
-    assert account_caption(explanation) == PATHS
-    points, parts = forecast_sources(explanation[explanation["unique_id"] == "S001"])
-    assert parts["head"] != 0
-    assert points.sum() + parts["baseline"] + parts["covariates"] + parts["partners"] + parts["head"] == pytest.approx(
-        parts["forecast"], rel=1e-9
-    )
+    for values, caption in (("states", GRADIENT_SHARES), ("observations", OBSERVATION_SHARES)):
+        explanation = fast_model(attention_values=values).fit(df).explain()
+        assert account_caption(explanation) == caption
+        assert account_caption(explanation[explanation["step"] == 1]) == caption  # a part of the frame says it too
+        points, parts = forecast_sources(explanation[explanation["unique_id"] == "S001"])
+        assert parts["head"] == 0 and (points != 0).sum() >= 2
+        assert points.sum() + parts["baseline"] + parts["covariates"] + parts["partners"] == pytest.approx(
+            parts["forecast"], rel=1e-9
+        )
 
 
-def test_the_baseline_is_the_window_level_and_the_skip_bias(panel):
+def test_the_baseline_is_the_window_level_the_skip_bias_and_the_flat_history_head(panel):
     """One member: what the account moves into the baseline besides those is float rounding, not a part."""
-    from forecaster.data.windows import assemble
-
     df, _ = panel
     model = fast_model(theta_weight=0.0, holt_winters_weight=0.0).fit(df)
     explanation = model.explain()
     baseline = explanation.groupby(["unique_id", "step"])["step_baseline"].first()
-    state, panel_ = model.state_, model._panel_for(None, None)[0]
-    ends = model._forecast_ends(panel_)
-    batch = assemble(panel_, state.roles, ends.series, ends.origins, state.input_size, 6, state.scaler, False)
-    bias = model.network_.members[0].skip.bias.detach().double().numpy()
-    expected = batch.loc[:, None] + batch.scale[:, None] * bias[None, :]
-    ids = panel_.ids[ends.series]
+    ids, batch, inputs = _window(model, None)
+    member = model.network_.members[0]
+    with torch.no_grad():
+        flat = member.head_median(torch.zeros_like(inputs.pop("past_target")), **inputs).double().numpy()
+    bias = member.skip.bias.detach().double().numpy()
+    expected = batch.loc[:, None] + batch.scale[:, None] * (bias[None, :] + flat)
     got = np.stack([baseline.loc[uid].sort_index().to_numpy() for uid in ids])
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
+def test_a_loose_integration_rule_is_refused_not_hidden(panel, monkeypatch):
+    """One node (the midpoint) misses the head's change by more than the tolerance: an error, not a quiet baseline."""
+    from forecaster.model import network
+
+    df, _ = panel
+    model = fast_model().fit(df)
+    monkeypatch.setattr(network, "SHARE_NODES", 1)
+    with pytest.raises(ArithmeticError, match="shares miss the head"):
+        model.explain()
 
 
 def test_a_wrong_account_is_refused_not_settled():
     from forecaster.model.account import Account
 
     b, h, t = 2, 3, 4
-    account = Account(np.ones((b, h, t)), np.ones((b, h)), np.zeros((b, h)), np.zeros((b, h)), np.ones((b, h)))
+    account = Account(np.ones((b, h, t)), np.ones((b, h)), np.zeros((b, h)), np.zeros((b, h)))
     median = account.total + 1e-9  # rounding: moved into the baseline
     np.testing.assert_allclose(account.settled(median).total, median, rtol=0, atol=1e-12)
     with pytest.raises(ArithmeticError, match="miss"):

@@ -219,7 +219,7 @@ def backtest(
         skipped=pd.DataFrame(skipped, columns=["unique_id", "fold", "reason"]),
         timings=timings,
         settings=settings,
-        attention=attention_frame(*last, columns.id, columns.time, tz, include_padding=True),
+        attention=attention_frame(*last, columns.id, columns.time, tz, True, fitted.state_.network.values),
         data=frame,
         last_model=fitted,
         quantile_metrics=quantile_metrics,

@@ -126,24 +126,25 @@ def run_network(
     outputs, weights, accounts = [], [], []
     horizon = state.network.horizon
     with_parts = accountable(state) and (exact_shares(state) or account)
-    with torch.inference_mode():
-        for start in range(0, len(series), CHUNK):
-            part = slice(start, start + CHUNK)
-            batch = assemble(panel, state.roles, series[part], origins[part], state.input_size, horizon, state.scaler, False)
-            scaled, attention, parts = network.run(with_parts=with_parts, **to_tensors(batch, device))
-            values = scaled.double().cpu().numpy() * batch.scale[:, None, None] + batch.loc[:, None, None]
-            attention = attention.cpu().numpy()
-            if with_parts:
-                cols = origins[part][:, None] + np.arange(1 - state.input_size, 1)[None, :]
-                window = panel.y[series[part][:, None], np.maximum(cols, 0)]
-                account = network_account(parts, attention, window, batch.loc, batch.scale)
-                if exact_shares(state):  # the forecast is the sum of its parts
-                    values += (account.total - values[:, :, state.median_index])[..., None]
-                else:  # the forward pass stays the forecast; the parts' float rounding goes to the baseline
-                    account = account.settled(values[:, :, state.median_index])
-                accounts.append(account)
-            outputs.append(np.expm1(values) if state.log_target else values)
-            weights.append(attention)
+    shares = with_parts and not exact_shares(state)  # the state design's head, split over the points by gradients
+    for start in range(0, len(series), CHUNK):
+        part = slice(start, start + CHUNK)
+        batch = assemble(panel, state.roles, series[part], origins[part], state.input_size, horizon, state.scaler, False)
+        with torch.no_grad() if shares else torch.inference_mode():  # the shares take gradients of the head
+            scaled, attention, parts = network.run(with_parts=with_parts, shares=shares, **to_tensors(batch, device))
+        values = scaled.double().cpu().numpy() * batch.scale[:, None, None] + batch.loc[:, None, None]
+        attention = attention.cpu().numpy()
+        if with_parts:
+            cols = origins[part][:, None] + np.arange(1 - state.input_size, 1)[None, :]
+            window = panel.y[series[part][:, None], np.maximum(cols, 0)]
+            account = network_account(parts, attention, window, batch.loc, batch.scale)
+            if exact_shares(state):  # the forecast is the sum of its parts
+                values += (account.total - values[:, :, state.median_index])[..., None]
+            else:  # the forward pass stays the forecast; the parts' float rounding goes to the baseline
+                account = account.settled(values[:, :, state.median_index])
+            accounts.append(account)
+        outputs.append(np.expm1(values) if state.log_target else values)
+        weights.append(attention)
     if not outputs:
         return np.zeros((0, horizon, len(state.quantiles))), np.zeros((0, horizon, state.input_size), dtype=np.float32), None
     account = Account.concatenate(accounts) if accounts else None

@@ -54,9 +54,19 @@ def forecast_frame(
 
 
 def attention_frame(
-    panel: Panel, forecast: Forecast, id_col: str, time_col: str, tz: str | None, include_padding: bool = False
+    panel: Panel,
+    forecast: Forecast,
+    id_col: str,
+    time_col: str,
+    tz: str | None,
+    include_padding: bool = False,
+    values: str | None = None,
 ) -> pd.DataFrame:
-    """Attention of each window's horizon steps over its history, in long format (see ``Seq2SeqForecaster.explain``)."""
+    """Attention of each window's horizon steps over its history, in long format (see ``Seq2SeqForecaster.explain``).
+
+    ``values``: the model's ``attention_values``, recorded in ``attrs["attention_values"]`` where there is an
+    account, so that plots say what its shares are.
+    """
     weights = forecast.attention
     n, h, t = weights.shape
     series, origins = forecast.series, forecast.origins
@@ -80,9 +90,12 @@ def attention_frame(
     account = forecast.account
     if account is not None:  # each history point's share, and the parts of each step that no point owns
         out["contribution"] = account.points[keep]
-        for name in ("baseline", "covariates", "partners", "head"):
+        for name in ("baseline", "covariates", "partners"):
             out[f"step_{name}"] = getattr(account, name)[w_idx[keep], h_idx[keep]]
+        out["step_head"] = 0.0  # every part of the head is now some point's share; kept so frames keep their columns
         out["y_hat"] = account.total[w_idx[keep], h_idx[keep]]
+        if values is not None:
+            out.attrs["attention_values"] = values
     if include_padding:
         out["padded"] = ~real.ravel()
     return out
