@@ -72,8 +72,12 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]], id_dtype=None):
-    """A CSV/Parquet file with its columns renamed to the model's: ``names`` maps a flag to (the file's name, the model's)."""
+def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]], id_dtype=None, date_format: str | None = None):
+    """A CSV/Parquet file with its columns renamed to the model's: ``names`` maps a flag to (the file's name, the model's).
+
+    Dates are read one way only, as a spec's are (``evaluation.studies.parse_dates``): ``date_format`` exactly,
+    else ISO dates, else text that reads the same day-first and month-first.
+    """
     import pandas as pd
 
     where = Path(path)
@@ -99,10 +103,12 @@ def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]], id_dt
     frame = frame.rename(columns={name: model_name for name, model_name in names.values()})
     time = names["--time-col"][1]
     if not pd.api.types.is_numeric_dtype(frame[time]):  # numbers are refused by validation, never read as nanoseconds
+        from .evaluation.studies import SpecError, parse_dates
+
         try:
-            frame[time] = pd.to_datetime(frame[time])
-        except (ValueError, TypeError):
-            pass  # validation names the column and says how to convert it
+            frame[time] = parse_dates(frame[time], date_format, f"{option} {path!r} column {time!r}", "--date-format")
+        except SpecError as error:
+            raise UsageError(str(error)) from None
     return frame
 
 
@@ -140,9 +146,9 @@ def _explain(args: argparse.Namespace) -> int:
     }
     ids_known = model.training_end_.index
     id_dtype = str if len(ids_known) and all(isinstance(uid, str) for uid in ids_known) else None
-    df = _read_frame(args.data, "--data", names, id_dtype) if args.data else None
+    df = _read_frame(args.data, "--data", names, id_dtype, args.date_format) if args.data else None
     keys = {flag: names[flag] for flag in ("--id-col", "--time-col")}  # the future holds no target
-    future = _read_frame(args.future, "--future", keys, id_dtype) if args.future else None
+    future = _read_frame(args.future, "--future", keys, id_dtype, args.date_format) if args.future else None
     explanation = model.explain(df=df, future_df=future, include_padding=True)
     forecasts = model.predict(df=df, future_df=future)
     ids = _pick_ids(args.ids, list(pd.unique(forecasts[model.id_col])), args.max_series)
@@ -172,10 +178,12 @@ def _explain(args: argparse.Namespace) -> int:
         explanation, model.season_length_, id_col=model.id_col, model=model, df=history, future_df=future
     )
     explanation.to_csv(out / "attention.csv", index=False)
+    shares = diagnostics.share_occlusion_ratio
+    share_words = f"shares' occlusion ratio {shares:.2f}" if shares == shares else "no shares (log_target)"
     print(
         f"occlusion ratio {diagnostics.occlusion_ratio:.2f} ({_occlusion_words(diagnostics.occlusion_ratio)}), "
-        f"padded mass {diagnostics.padded_mass:.3g}, entropy {diagnostics.normalised_entropy:.2f} of uniform, "
-        f"last-season share {diagnostics.last_season_share:.2f}; plots in {out}"
+        f"{share_words}, padded mass {diagnostics.padded_mass:.3g}, entropy {diagnostics.normalised_entropy:.2f} of "
+        f"uniform, last-season share {diagnostics.last_season_share:.2f}; plots in {out}"
     )
     return 0
 
@@ -213,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     explain.add_argument("--out", required=True)
     explain.add_argument("--ids", nargs="*", help="series to plot (default: the first few)")
     explain.add_argument("--max-series", type=_positive_int, default=3, help="series to plot without --ids (default 3)")
+    explain.add_argument(
+        "--date-format",
+        help='how --data and --future write dates, e.g. "%%d/%%m/%%Y" or "%%Y Q%%q" (default: ISO, or unambiguous)',
+    )
     for what in ("id", "time", "target"):
         explain.add_argument(
             f"--{what}-col", help=f"the {what} column of --data/--future (default: the model's); renamed to the model's"

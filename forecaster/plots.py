@@ -395,6 +395,7 @@ class AttentionDiagnostics:
     last_season_share: float
     by_step: pd.DataFrame
     occlusion_ratio: float = float("nan")
+    share_occlusion_ratio: float = float("nan")  # the same check ranking points by their share of the forecast
 
 
 def attention_diagnostics(
@@ -409,7 +410,8 @@ def attention_diagnostics(
     """Padding mass, entropy and last-season share of an ``explain`` frame (with or without padding rows).
 
     Given the fitted ``model`` and the history ``df`` the frame explains (and ``future_df``), also
-    the occlusion ratio of ``n_points`` most against least attended points (three more forecasts).
+    the occlusion ratio of ``n_points`` most against least attended points, and of the points with the largest
+    against the smallest shares where the frame has them (``contribution``).
     """
     keys = [id_col, "step"]
     if "padded" in explanation:
@@ -425,11 +427,14 @@ def attention_diagnostics(
     per = terms.groupby(keys).agg(entropy=("plogp", "sum"), recent=("recent", "sum"), n=("weight", "size"))
     per["normalised"] = per["entropy"] / np.log(per["n"].clip(lower=2))
     by_step = per.groupby("step")[["entropy", "normalised", "recent"]].mean().rename(columns={"recent": "last_season_share"})
-    ratio = float("nan")
+    ratio = share_ratio = float("nan")
     if model is not None and df is not None:
-        from .evaluation.faithfulness import occlusion
+        from .evaluation.faithfulness import occlusions
 
-        ratio = occlusion(model, df, future_df, n_points).ratio
+        rankings = ("weight", "contribution") if "contribution" in explanation else ("weight",)
+        results = occlusions(model, df, future_df, n_points, rank_by=rankings)
+        ratio = results["weight"].ratio
+        share_ratio = results["contribution"].ratio if "contribution" in results else float("nan")
     return AttentionDiagnostics(
         padded_mass=padded_mass,
         mean_entropy=float(per["entropy"].mean()),
@@ -437,4 +442,5 @@ def attention_diagnostics(
         last_season_share=float(per["recent"].mean()),
         by_step=by_step,
         occlusion_ratio=ratio,
+        share_occlusion_ratio=share_ratio,
     )

@@ -187,6 +187,20 @@ def test_explain_refuses_integer_years_instead_of_reading_nanoseconds(tmp_path, 
     assert err.startswith("forecaster explain: error: ") and "holds numbers" in err and "format='%Y'" in err
 
 
+def test_explain_reads_dates_one_way_only_as_a_spec_does(tmp_path, panel, saved_model, capsys):
+    """Day-first dates were read month-first without a word (01/02/2000 as 2 January), moving every series' times."""
+    df, _ = panel
+    df.assign(ds=df["ds"].dt.strftime("%d/%m/%Y")).to_csv(tmp_path / "dayfirst.csv", index=False)
+    argv = ["explain", str(saved_model), "--data", str(tmp_path / "dayfirst.csv"), "--out", str(tmp_path / "plots")]
+    err = _fails(capsys, *argv)
+    assert "read differently day-first and month-first" in err and "'ds'" in err and '--date-format "%d/%m/%Y"' in err
+    assert main([*argv, "--date-format", "%d/%m/%Y"]) == 0
+    written = pd.read_csv(tmp_path / "plots" / "attention.csv", parse_dates=["ds_history"])
+    assert written["ds_history"].max() == df["ds"].max()  # the last month, read day first
+    err = _fails(capsys, *argv, "--date-format", "%Y-%m")
+    assert "does not match --date-format '%Y-%m'" in err
+
+
 def test_explain_refuses_an_out_file_before_any_work(tmp_path, saved_model, capsys, monkeypatch):
     """`explain --out <file>` did all the work, then died with a traceback."""
     (tmp_path / "taken").write_text("keep me")

@@ -83,6 +83,20 @@ def test_most_attended_points_move_the_forecast_most_on_a_noise_free_seasonal_pa
     assert result.n_series == 12 and result.ratio > 2.0, result
 
 
+def test_the_points_with_the_largest_shares_move_the_forecast_most_with_the_defaults():
+    """The shares of the default (state) design point at what drives the forecast, where its attention does not have to."""
+    df = _seasonal()[["unique_id", "ds", "y"]]
+    model = Seq2SeqForecaster(horizon=12, progress=False).fit(df)
+    shares = occlusion(model, df, rank_by="contribution")
+    assert model.attention_values == "states" and shares.n_series == 12 and shares.ratio >= 3.0, shares
+
+
+def test_occlusion_names_what_it_ranks_by(seasonal_model):
+    model, df = seasonal_model
+    with pytest.raises(ValueError, match="rank_by"):
+        occlusion(model, df, rank_by="attention")
+
+
 def _season_share(model, df, season: int) -> float:
     """Mean weight on lags (from the target) that are multiples of the season, over what a uniform map would give."""
     profile = attention_profile(model.explain(df=df), relative_to="target")["mean"]
@@ -155,6 +169,7 @@ def test_backtest_reports_the_occlusion_ratio_and_the_account(tmp_path, refit):
     result.to_report(tmp_path / "report")
     text = (tmp_path / "report" / "report.md").read_text()
     assert f"occlusion ratio: {check['ratio']:.2f}" in text and "exact share of the forecast" in text
+    assert np.isfinite(check["share_ratio"]) and f"the shares' occlusion ratio: {check['share_ratio']:.2f}" in text
 
 
 @pytest.mark.parametrize(

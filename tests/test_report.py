@@ -47,7 +47,7 @@ class Page(HTMLParser):
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if tag == "img":
-            self.images.append(attrs)
+            self.images.append({**attrs, "parent": self.stack[-1] if self.stack else ("", {})})
         if tag == "table":
             parent = self.stack[-1] if self.stack else ("", {})
             heading = self.headings[-1][1] if self.headings else ""
@@ -151,6 +151,23 @@ def test_html_leaves_no_markdown_as_text_and_every_table_scrolls_in_its_own_box(
     for table in page.tables:
         tag, attrs = table["parent"]
         assert tag == "div" and "overflow-x:auto" in attrs.get("style", "").replace(" ", "")
+
+
+def test_figures_keep_a_readable_width_on_a_narrow_page_and_scroll_in_their_own_box(report):
+    """At 640 px a 1100 px figure shrank with the page until its legends and axes were unreadable."""
+    import base64
+
+    from forecaster.evaluation.report_html import MIN_FIGURE_WIDTH
+
+    _, page = report
+    assert len(page.images) >= 4
+    for image in page.images:
+        data = base64.b64decode(image["src"].split(",", 1)[1])
+        width = int.from_bytes(data[16:20], "big")  # the PNG's own pixel width
+        assert image["style"].replace(" ", "") == f"min-width:{min(width, MIN_FIGURE_WIDTH)}px"
+        tag, attrs = image["parent"]
+        assert tag == "span" and "overflow-x:auto" in attrs.get("style", "").replace(" ", "")
+    assert any(int.from_bytes(base64.b64decode(i["src"].split(",", 1)[1])[16:20], "big") > MIN_FIGURE_WIDTH for i in page.images)
 
 
 def test_tables_have_one_header_row_and_no_index_name_row(report, result):

@@ -74,27 +74,51 @@ def _window(model, frame):
     return panel_.ids, batch, to_tensors(batch, "cpu")
 
 
-@pytest.mark.parametrize("linear_skip", [True, False])
-def test_the_shares_are_integrated_gradients_as_captum_computes_them(panel, linear_skip):
-    """Independent of the account's code: Captum's integrated gradients of the network's median, from a flat history."""
+def _scaling(y: torch.Tensor, observed: torch.Tensor, scaler: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The window scalers of ``forecaster.data.scaling``, written again in torch (observed values only)."""
+    count = observed.sum(1, keepdim=True)
+    if scaler == "standard":
+        loc = (y * observed).sum(1, keepdim=True) / count
+        return loc, torch.sqrt((((y - loc) * observed) ** 2).sum(1, keepdim=True) / count)
+    if scaler == "meanabs":
+        return torch.zeros_like(count), (y.abs() * observed).sum(1, keepdim=True) / count
+    values = torch.where(observed > 0, y, torch.nan)
+    q25, q50, q75 = torch.nanquantile(values, torch.tensor([0.25, 0.5, 0.75], dtype=y.dtype), dim=1, keepdim=True)
+    return q50, (q75 - q25) / 1.349
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"linear_skip": True}, {"linear_skip": False}, {"n_models": 3}, {"scaler": "meanabs"}, {"scaler": "robust"}],
+)
+def test_the_shares_are_integrated_gradients_as_captum_computes_them(panel, options):
+    """Independent of the account's code: Captum integrates the gradient of the forecast, in target units and through
+    the window's scaling, along the straight path from the flat history at the window's level to the window."""
     from captum.attr import IntegratedGradients
 
     df, _ = panel
-    model = fast_model(theta_weight=0.0, holt_winters_weight=0.0, linear_skip=linear_skip).fit(df)
+    model = fast_model(theta_weight=0.0, holt_winters_weight=0.0, **options).fit(df)
     explanation = model.explain(include_padding=True)
     ids, batch, inputs = _window(model, None)
-    member, median = model.network_.members[0], model.state_.median_index
-    x = inputs.pop("past_target").masked_fill(inputs["past_padded"], 0.0)
+    network, median = model.network_, model.state_.median_index
+    observed = inputs["past_observed"].double()
+    scaled = inputs.pop("past_target").double()
+    y = torch.as_tensor(batch.loc)[:, None] + torch.as_tensor(batch.scale)[:, None] * scaled * observed  # target units
+    flat = torch.as_tensor(batch.loc)[:, None].expand_as(y).clone()
     names = list(inputs)
     for step in (1, 6):
 
-        def median_at_step(target, *others, step=step):  # Captum repeats the other inputs along the path
-            return member(past_target=target, **dict(zip(names, others, strict=True)))[0][:, step - 1, median]
+        def forecast_at_step(values, *others, step=step):  # Captum repeats the other inputs along the path
+            given = dict(zip(names, others, strict=True))
+            loc, scale = _scaling(values, given["past_observed"].double(), model.scaler)
+            x = ((values - loc) / scale * given["past_observed"]).float()
+            median_scaled = network(past_target=x, **given)[0][:, step - 1, median]
+            return loc[:, 0] + scale[:, 0] * median_scaled.double()
 
-        integrated = IntegratedGradients(median_at_step)
+        integrated = IntegratedGradients(forecast_at_step)
         others = tuple(inputs.values())
-        attributions = integrated.attribute(x, baselines=torch.zeros_like(x), additional_forward_args=others, n_steps=64)
-        expected = batch.scale[:, None] * attributions.double().numpy()
+        attributions = integrated.attribute(y, baselines=flat, additional_forward_args=others, n_steps=64)
+        expected = attributions.numpy()
         rows = explanation[explanation["step"] == step].sort_values(["unique_id", "lag"], ascending=[True, False])
         got = np.stack([rows.loc[rows["unique_id"] == uid, "contribution"].to_numpy() for uid in ids])
         np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4 * np.abs(expected).max())
@@ -114,30 +138,32 @@ def test_plots_and_reports_say_which_account_they_show(panel):
         )
 
 
-def test_the_baseline_is_the_window_level_the_skip_bias_and_the_flat_history_head(panel):
-    """One member: what the account moves into the baseline besides those is float rounding, not a part."""
+def test_the_baseline_is_the_window_level(panel):
+    """The flat history's forecast is the window's level: everything the network adds to it is some point's share."""
     df, _ = panel
     model = fast_model(theta_weight=0.0, holt_winters_weight=0.0).fit(df)
     explanation = model.explain()
     baseline = explanation.groupby(["unique_id", "step"])["step_baseline"].first()
-    ids, batch, inputs = _window(model, None)
-    member = model.network_.members[0]
-    with torch.no_grad():
-        flat = member.head_median(torch.zeros_like(inputs.pop("past_target")), **inputs).double().numpy()
-    bias = member.skip.bias.detach().double().numpy()
-    expected = batch.loc[:, None] + batch.scale[:, None] * (bias[None, :] + flat)
+    ids, batch, _ = _window(model, None)
     got = np.stack([baseline.loc[uid].sort_index().to_numpy() for uid in ids])
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+    expected = np.repeat(batch.loc[:, None], 6, axis=1)  # up to the float32 forward pass's rounding
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6 * np.abs(batch.loc).max())
 
 
-def test_a_loose_integration_rule_is_refused_not_hidden(panel, monkeypatch):
-    """One node (the midpoint) misses the head's change by more than the tolerance: an error, not a quiet baseline."""
-    from forecaster.model import network
+def test_shares_that_do_not_add_up_are_refused_not_hidden(panel, monkeypatch):
+    """Scale parts that do not sum to one (a scaler the account misreads) leave a gap: an error, not a quiet baseline."""
+    from forecaster.model import account
 
     df, _ = panel
     model = fast_model().fit(df)
-    monkeypatch.setattr(network, "SHARE_NODES", 1)
-    with pytest.raises(ArithmeticError, match="shares miss the head"):
+    right = account.scale_derivatives
+
+    def misread(history, scaler):
+        dloc, spread, regular = right(history, scaler)
+        return dloc, 2.0 * spread, regular
+
+    monkeypatch.setattr(account, "scale_derivatives", misread)
+    with pytest.raises(ArithmeticError, match="shares miss the network"):
         model.explain()
 
 

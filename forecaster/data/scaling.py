@@ -43,6 +43,55 @@ def window_stats(history: np.ndarray, scaler: str) -> tuple[np.ndarray, np.ndarr
     return loc, scale
 
 
+def scale_derivatives(history: np.ndarray, scaler: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How each window's ``loc`` and ``scale`` move with each of its values, for the shares of a forecast.
+
+    Returns ``dloc`` (B, T), the derivative of ``loc`` by each value; ``spread`` (B, T), each value's part of
+    the scale, ``(y_t - loc) * d scale / d y_t / scale``, which sums to 1 over a window (the scale is positively
+    homogeneous in the deviations from ``loc``); and ``regular`` (B,), False where the scale fell back to
+    ``|loc|`` or 1 (a constant window, whose values move no share). Missing values get 0.
+    """
+    observed = np.isfinite(history)
+    count = np.maximum(observed.sum(axis=1), 1)[:, None]
+    loc, scale = window_stats(history, scaler)
+    deviation = np.where(observed, history - loc[:, None], 0.0)
+    if scaler == "standard":
+        dloc = observed / count
+        raw = np.sqrt((deviation**2).sum(axis=1) / count[:, 0])
+        spread = deviation**2 / (count * np.where(raw > 0, raw, 1.0)[:, None] ** 2)
+    elif scaler == "meanabs":
+        dloc = np.zeros(history.shape)
+        raw = np.abs(deviation).sum(axis=1) / count[:, 0]
+        spread = np.abs(deviation) / (count * np.where(raw > 0, raw, 1.0)[:, None])
+    elif scaler == "robust":
+        order = np.argsort(np.where(observed, history, np.inf), axis=1, kind="stable")
+        coefficients = {p: _quantile_coefficients(order, count[:, 0], p) for p in (0.25, 0.5, 0.75)}
+        dloc = coefficients[0.5]
+        raw = (deviation * (coefficients[0.75] - coefficients[0.25])).sum(axis=1) / 1.349
+        spread = deviation * (coefficients[0.75] - coefficients[0.25]) / 1.349 / np.where(raw > 0, raw, 1.0)[:, None]
+    else:
+        raise ValueError(f"`scaler` must be one of {SCALERS}; got {scaler!r}.")
+    regular = (raw > 0) & np.isclose(raw, scale, rtol=1e-9, atol=0.0)
+    return dloc, np.where(regular[:, None], spread, 0.0), regular
+
+
+def _quantile_coefficients(order: np.ndarray, count: np.ndarray, q: float) -> np.ndarray:
+    """(B, T) the derivative of each row's linearly interpolated ``q`` quantile (numpy's default) by each value.
+
+    ``order`` sorts each row's observed values first; ``count`` is how many there are.
+    """
+    rows = np.arange(len(order))
+    position = (count - 1) * q
+    low = np.floor(position).astype(np.int64)
+    fraction = position - low
+    in_order = np.zeros(order.shape)
+    np.add.at(in_order, (rows, low), 1.0 - fraction)
+    np.add.at(in_order, (rows, np.minimum(low + 1, order.shape[1] - 1)), fraction)
+    out = np.zeros(order.shape)
+    out[rows[:, None], order] = in_order
+    return out
+
+
 LOSS_SCALES = ("window", "seasonal_naive")
 
 

@@ -29,7 +29,7 @@ from ..model.outputs import attention_frame, forecast_frame, quantile_column
 from ..model.params import check_params
 from ..scale.dispatch import active_client, fold_client, is_dask_frame
 from .baselines import BASELINES, run_baselines
-from .faithfulness import occlusion
+from .faithfulness import RANKINGS, occlusions
 from .fold_forecast import check_origins, fold_data, guard_fold, submit_folds
 from .metrics import quantile_columns, score_forecasts, score_quantiles
 from .progress import Progress
@@ -310,10 +310,16 @@ OCCLUSION_SAMPLE = 50
 
 
 def _occlusion_at_last_fold(fitted: Seq2SeqForecaster, train: pd.DataFrame, future, columns: Columns, report) -> dict:
-    """The occlusion check (``evaluation.faithfulness``) on a fixed sample of the last fold's series."""
-    report.step("occlusion check of the attention maps")
-    result = occlusion(fitted, train, future, max_series=OCCLUSION_SAMPLE)
-    return {"ratio": result.ratio, "most": result.most_attended, "least": result.least_attended, "n_series": result.n_series}
+    """The occlusion check (``evaluation.faithfulness``) of the maps, and of the shares where there are any, on a fixed
+    sample of the last fold's series."""
+    report.step("occlusion check of the attention maps and the shares")
+    rankings = RANKINGS if fitted._accountable() else ("weight",)
+    results = occlusions(fitted, train, future, max_series=OCCLUSION_SAMPLE, rank_by=rankings)
+    maps = results["weight"]
+    check = {"ratio": maps.ratio, "most": maps.most_attended, "least": maps.least_attended, "n_series": maps.n_series}
+    if "contribution" in results:
+        check["share_ratio"] = results["contribution"].ratio
+    return check
 
 
 def check_backtest_arguments(n_windows, step_size, refit, baselines, season_length=None, n_jobs=1) -> int:

@@ -51,15 +51,45 @@ def _occluded(df: pd.DataFrame, points: pd.DataFrame, id_col: str, time_col: str
 MAX_SERIES = 500
 
 
-def occlusion(
-    model, df: pd.DataFrame, future_df: pd.DataFrame | None = None, n_points: int = 3, max_series: int | None = MAX_SERIES
-) -> Occlusion:
-    """The occlusion check of a fitted model's attention on the history ``df`` (forecasts from each series' end).
+# What the points can be ranked by: the attention weight, or the absolute share of the forecast.
+RANKINGS = ("weight", "contribution")
 
+
+def occlusion(
+    model,
+    df: pd.DataFrame,
+    future_df: pd.DataFrame | None = None,
+    n_points: int = 3,
+    max_series: int | None = MAX_SERIES,
+    rank_by: str = "weight",
+) -> Occlusion:
+    """The occlusion check of a fitted model's attention (or shares) on the history ``df``, forecasts from each end.
+
+    ``rank_by``: ``"weight"`` ranks the points by attention summed over the horizon steps, ``"contribution"``
+    by the absolute share of the forecast summed over them (needs an account: not with ``log_target``).
     Only observed history points inside the encoder window compete; three forecasts are made
-    (as is, most attended occluded, least attended occluded), each for all series at once, on
+    (as is, top points occluded, bottom points occluded), each for all series at once, on
     at most ``max_series`` series (a fixed random sample; None: all).
     """
+    return occlusions(model, df, future_df, n_points, max_series, (rank_by,))[rank_by]
+
+
+def occlusions(
+    model,
+    df: pd.DataFrame,
+    future_df: pd.DataFrame | None = None,
+    n_points: int = 3,
+    max_series: int | None = MAX_SERIES,
+    rank_by: tuple[str, ...] = RANKINGS,
+) -> dict[str, Occlusion]:
+    """:func:`occlusion` for several rankings, sharing the forecast as is and the explanation.
+
+    Raises:
+        ValueError: an unknown ranking, or ``"contribution"`` for a model without an account (``log_target``).
+    """
+    unknown = [r for r in rank_by if r not in RANKINGS]
+    if unknown:
+        raise ValueError(f"rank_by must be among {RANKINGS}; got {unknown}.")
     id_col, time_col, target_col = model.id_col, model.time_col, model.target_col
     ids = pd.unique(df[id_col])
     if max_series is not None and len(ids) > max_series:
@@ -67,21 +97,27 @@ def occlusion(
         df = df[df[id_col].isin(keep)]
         future_df = None if future_df is None else future_df[future_df[id_col].isin(keep)]
     history_col = f"{time_col}_history"
+    explanation = model.explain(df=df, future_df=future_df)
+    if "contribution" in rank_by and "contribution" not in explanation:
+        raise ValueError("rank_by='contribution' needs explain()'s shares; a model with log_target has none.")
     base = model.predict(df=df, future_df=future_df)
-    attention = model.explain(df=df, future_df=future_df)
-    totals = attention.groupby([id_col, history_col], sort=False, observed=True)["weight"].sum().reset_index()
-    totals = totals.rename(columns={history_col: time_col})
     observed = df.loc[df[target_col].notna(), [id_col, time_col]]
-    totals = totals.merge(observed, on=[id_col, time_col], how="inner")
-    totals = totals[totals.groupby(id_col, observed=True)[time_col].transform("size") >= 2 * n_points]
-    ranked = totals.sort_values([id_col, "weight"], ascending=[True, False], kind="stable")
-    most = ranked.groupby(id_col, sort=False, observed=True).head(n_points)
-    least = ranked.groupby(id_col, sort=False, observed=True).tail(n_points)
-    series = most[id_col].unique()
-    size = df[target_col].abs().groupby(df[id_col].to_numpy()).mean().reindex(series)
-    changes = []
-    for points in (most, least):
-        moved = model.predict(df=_occluded(df, points, id_col, time_col, target_col), future_df=future_df)
-        delta = (moved["y_hat"] - base["y_hat"]).abs().groupby(base[id_col].to_numpy()).mean().reindex(series)
-        changes.append(float((delta / size.where(size > 0)).mean()))
-    return Occlusion(changes[0], changes[1], int(len(series)), n_points)
+    result = {}
+    for key in rank_by:
+        score = explanation[key].abs() if key == "contribution" else explanation[key]
+        totals = explanation.assign(score=score).groupby([id_col, history_col], sort=False, observed=True)["score"].sum()
+        totals = totals.reset_index().rename(columns={history_col: time_col})
+        totals = totals.merge(observed, on=[id_col, time_col], how="inner")
+        totals = totals[totals.groupby(id_col, observed=True)[time_col].transform("size") >= 2 * n_points]
+        ranked = totals.sort_values([id_col, "score"], ascending=[True, False], kind="stable")
+        most = ranked.groupby(id_col, sort=False, observed=True).head(n_points)
+        least = ranked.groupby(id_col, sort=False, observed=True).tail(n_points)
+        series = most[id_col].unique()
+        size = df[target_col].abs().groupby(df[id_col].to_numpy()).mean().reindex(series)
+        changes = []
+        for points in (most, least):
+            moved = model.predict(df=_occluded(df, points, id_col, time_col, target_col), future_df=future_df)
+            delta = (moved["y_hat"] - base["y_hat"]).abs().groupby(base[id_col].to_numpy()).mean().reindex(series)
+            changes.append(float((delta / size.where(size > 0)).mean()))
+        result[key] = Occlusion(changes[0], changes[1], int(len(series)), n_points)
+    return result

@@ -169,6 +169,11 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
             if check
             else ""
         )
+        if check and "share_ratio" in check:
+            faithful += (
+                f"- the shares' occlusion ratio: {check['share_ratio']:.2f}: the same check with the 3 points of the "
+                "largest and the 3 of the smallest share of the forecast (the bars under each map).\n"
+            )
         warning = occlusion_warning(check["ratio"] if check else None)
         attention_md = (
             (f"{warning}\n\n" if warning else "")

@@ -30,18 +30,41 @@ def _markdown() -> MarkdownIt:
     def table_close(self, tokens, idx, options, env):
         return self.renderToken(tokens, idx, options, env) + "</div>\n"
 
+    def image(self, tokens, idx, options, env):  # each figure in its own horizontally scrolling box, as tables
+        return (
+            '<span class="figure-wrap" style="display:block;overflow-x:auto">' + self.image(tokens, idx, options, env) + "</span>"
+        )
+
     md.add_render_rule("table_open", table_open)
     md.add_render_rule("table_close", table_close)
+    md.add_render_rule("image", image)
     return md
 
 
+# The narrowest a figure is drawn (CSS pixels; its own width where smaller): on a phone-sized page a wide figure
+# keeps readable legends and axes and scrolls sideways in its box, instead of shrinking with the page.
+MIN_FIGURE_WIDTH = 880
+
+
+def _png_width(data: bytes) -> int | None:
+    """The pixel width of a PNG (its IHDR chunk), None for anything else."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+        return int.from_bytes(data[16:20], "big")
+    return None
+
+
 def _embed(tokens, folder: Path, images: set[str]) -> None:
-    """Point every image of the report at its file's bytes (a data URI), so the page stands alone."""
+    """Point every image of the report at its file's bytes (a data URI), so the page stands alone; figures keep
+    at least :data:`MIN_FIGURE_WIDTH` pixels of width (their own where smaller)."""
     for token in tokens:
         if token.type == "image" and token.attrGet("src") in images:
             name = str(token.attrGet("src"))
             kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
-            token.attrSet("src", f"data:{kind};base64,{base64.b64encode((folder / name).read_bytes()).decode()}")
+            data = (folder / name).read_bytes()
+            token.attrSet("src", f"data:{kind};base64,{base64.b64encode(data).decode()}")
+            width = _png_width(data)
+            if width is not None:
+                token.attrSet("style", f"min-width:{min(width, MIN_FIGURE_WIDTH)}px")
         if token.children:
             _embed(token.children, folder, images)
 

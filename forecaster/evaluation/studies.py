@@ -146,20 +146,29 @@ def _roles(data: dict) -> dict:
 _QUARTER_PARTS = {"%Y": r"(?P<Y>\d{4})", "%y": r"(?P<y>\d{2})", "%q": r"(?P<q>[1-4])", "%%": "%"}
 
 
-def _quarters(values: pd.Series, date_format: str, where: str) -> pd.Series:
+# Where a spec gives its date format, as errors name it.
+SPEC_SETTING = "[data] `date_format`"
+
+
+def _quarters(values: pd.Series, date_format: str, where: str, setting: str = SPEC_SETTING) -> pd.Series:
     """Dates written as quarters (``date_format`` with ``%q``, e.g. ``"%Y Q%q"`` for "1998 Q1"): each quarter's first day."""
     pattern = "".join(_QUARTER_PARTS.get(part, re.escape(part)) for part in re.split(r"(%.)", date_format) if part)
     found = values.astype(str).str.extract(f"^{pattern}$")
     bad = found.isna().any(axis=1).to_numpy() if len(found.columns) else np.ones(len(values), dtype=bool)
     if bad.any():
-        raise SpecError(f"{where} holds {values[bad].iloc[0]!r}, which does not match [data] `date_format` {date_format!r}.")
+        raise SpecError(f"{where} holds {values[bad].iloc[0]!r}, which does not match {setting} {date_format!r}.")
     year = found["Y"].astype(int) if "Y" in found else 2000 + found["y"].astype(int) - 100 * (found["y"].astype(int) > 68)
     month = 3 * (found["q"].astype(int) - 1) + 1
     return pd.to_datetime(pd.DataFrame({"year": year, "month": month, "day": 1}))
 
 
-def parse_dates(values: pd.Series, date_format: str | None, where: str) -> pd.Series:
-    """A spec file's dates as timestamps, read one way only.
+def _example(setting: str, date_format: str) -> str:
+    """How to give ``date_format`` where ``setting`` is set: a spec key or a command-line option."""
+    return f'{setting} "{date_format}"' if setting.startswith("--") else f'date_format = "{date_format}"'
+
+
+def parse_dates(values: pd.Series, date_format: str | None, where: str, setting: str = SPEC_SETTING) -> pd.Series:
+    """A file's dates as timestamps, read one way only (``setting``: where a format is given, named in errors).
 
     With ``date_format`` (any ``strftime`` format, or one with ``%q`` for quarters such as ``"%Y Q%q"``), exactly
     that format. Without it, ISO dates as they are; other text only when it reads one way: dates that read
@@ -170,11 +179,11 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str) -> pd.Se
     """
     if date_format is not None:
         if "%q" in date_format:
-            return _quarters(values, date_format, where)
+            return _quarters(values, date_format, where, setting)
         try:
             return pd.to_datetime(values, format=date_format)
         except (ValueError, TypeError) as error:
-            raise SpecError(f"{where} does not match [data] `date_format` {date_format!r}: {error}.") from None
+            raise SpecError(f"{where} does not match {setting} {date_format!r}: {error}.") from None
     if pd.api.types.is_datetime64_any_dtype(values):
         return values
     try:
@@ -191,15 +200,15 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str) -> pd.Se
                 continue
     if not readings:
         raise SpecError(
-            f"{where} holds dates such as {values.iloc[0]!r} that no common format reads; set [data] `date_format`, "
-            'e.g. date_format = "%b-%y" for Apr-98 or "%Y Q%q" for 1998 Q1.'
+            f"{where} holds dates such as {values.iloc[0]!r} that no common format reads; set {setting}, "
+            f"e.g. {_example(setting, '%b-%y')} for Apr-98 or {_example(setting, '%Y Q%q')} for 1998 Q1."
         )
     if len(readings) == 2 and not readings[False].equals(readings[True]):
         differs = (readings[False] != readings[True]).to_numpy()
         example = values[differs].iloc[0]
         raise SpecError(
-            f"{where} holds dates such as {example!r} that read differently day-first and month-first; set [data] "
-            'date_format = "%d/%m/%Y" (day first) or "%m/%d/%Y" (month first), with your separator.'
+            f"{where} holds dates such as {example!r} that read differently day-first and month-first; set "
+            f"{_example(setting, '%d/%m/%Y')} (day first) or {_example(setting, '%m/%d/%Y')} (month first), with your separator."
         )
     return next(iter(readings.values()))
 

@@ -15,20 +15,29 @@ in the units the network models: with ``log_target`` they add up to ``log1p`` of
 so no account is given then.
 
 With ``attention_values="states"`` (the default) the head reads the attention context together with the
-query (step, an encoder summary, calendar, statics). Its median is split over the history points by integrated
-gradients from a flat history (every observed value at the window's level), which add up to the head's change
-from that flat history (completeness), so every part of the forecast is owned:
+query (step, an encoder summary, calendar, statics), so weight x value is not a share. The network's median
+is split over the history points by integrated gradients instead, from the flat history at the window's
+level (every observed value at ``loc``), in target units and through the window's scaling. Along the
+straight path from that flat history the scaled window never changes (the deviations and the scale grow
+together), so the network's forecast is ``loc + a * scale * m`` at path point ``a``, its gradient is the
+same all along the path, and the integral is exact with the gradient at the window itself:
 
-    sum_t scale * skip[h, t] * x[t]                the linear skip, each history point's exact term
-  + sum_t scale * shares[h, t]                     each history point's integrated-gradients share of the head
+    share[h, t] = (y[t] - loc) * d forecast[h] / d y[t]
+                = scale * (x[t] g[h, t] + x[t] dloc[t] (1 - G[h]) + spread[t] (m[h] - sum_s x[s] g[h, s]))
+
+with ``x`` the scaled window, ``m`` the network's median in scaled units at the covariates' mean, ``g`` its
+gradient by ``x`` (``G`` summed over the observed points), ``dloc`` the derivative of ``loc`` by each value
+and ``spread`` each value's part of the scale (:func:`forecaster.data.scaling.scale_derivatives`). The
+shares add up to ``scale * m`` exactly (completeness), so
+
+    sum_t share[h, t]                              each history point's share (the linear skip's included)
   + covariates[h]                                  the head's change from the covariates' mean to their values
-  + baseline[h]                                    the window's level, the skip's bias and the head for a flat
-                                                   history (step, calendar, statics, the long-run seasonal profile
-                                                   and trend line, which read the history as a whole)
+  + baseline[h]                                    the window's level (the flat history's forecast)
   + partners[h]                                    the statistical partners' weighted forecasts
 
-The shares are exact in the sense of completeness: they add up to the head's change, up to the integration
-rule's error, which is checked against :data:`SHARE_TOLERANCE` and never hidden beyond it.
+is the forecast. A window whose scale fell back to ``|loc|`` (a constant window) moves no share: the network's
+part is in its baseline. The past covariates, calendar and the long-run seasonal profile and trend line are
+held as given: they are inputs of the network beside the window, not history points.
 """
 
 from __future__ import annotations
@@ -38,11 +47,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..data.scaling import scale_derivatives
+
+# Largest gap between the shares and the network's part, relative to their size, before it is an error: the
+# shares add up exactly, so a gap beyond float rounding is a wrong account.
+SHARE_TOLERANCE = 1e-6
+
 # Largest gap between the state design's forecast and the sum of its parts, relative to their sizes: float32
 # rounding is about 1e-7.
 SETTLE_TOLERANCE = 1e-5
-# Largest completeness gap of the integrated-gradients shares, relative to the head's size, before it is an error.
-SHARE_TOLERANCE = 1e-4
 
 
 @dataclass(frozen=True)
@@ -106,29 +119,22 @@ class Account:
 
 
 def network_account(
-    parts: dict[str, torch.Tensor], weights: np.ndarray, window: np.ndarray, loc: np.ndarray, scale: np.ndarray
+    parts: dict[str, torch.Tensor],
+    weights: np.ndarray,
+    window: np.ndarray,
+    loc: np.ndarray,
+    scale: np.ndarray,
+    scaler: str = "standard",
 ) -> Account:
     """The network's median in parts (target units) from its scaled parts, for one chunk of windows.
 
-    ``window`` (B, T) holds the observations in model units (anything where the weight is 0),
-    ``loc`` and ``scale`` (B,) each window's scaling.
+    ``window`` (B, T) holds the observations in target units, NaN where nothing is observed (padding
+    included); ``loc`` and ``scale`` (B,) each window's scaling by ``scaler``.
     """
     scale_, loc_ = scale[:, None], loc[:, None]
     as_array = {name: value.double().cpu().numpy() for name, value in parts.items()}
-    if "network" in as_array:  # the state design: the skip's exact terms and the head's shares
-        points = scale_[..., None] * as_array["skip"]
-        baseline = loc_ + scale_ * as_array["baseline"]
-        head = scale_ * as_array["network"]
-        shares = scale_[..., None] * as_array["shares"]
-        flat = scale_ * as_array["flat"]
-        gap = head - flat - shares.sum(axis=2)  # the integration rule's error (float rounding at 4 nodes)
-        size = np.abs(head) + np.abs(flat) + np.abs(shares).sum(axis=2) + 1e-12 * np.abs(loc_)
-        if (np.abs(gap) > SHARE_TOLERANCE * size + 1e-12).any():
-            worst = float(np.max(np.abs(gap) / (size + 1e-300)))
-            raise ArithmeticError(
-                f"The history points' shares miss the head by {worst:.2e} of its size; please report this with the data."
-            )
-        return Account(points + shares, baseline + flat + gap, scale_ * as_array["covariates"], np.zeros_like(baseline))
+    if "network" in as_array:  # the state design: the median's integrated gradients over the points
+        return _gradient_account(as_array, window, loc, scale, scaler)
     weights = weights.astype(np.float64)
     observed = weights * np.where(np.isfinite(window), window, 0.0)[:, None, :]
     points = observed + scale_[..., None] * (as_array["adjustments"] + as_array["skip"])
@@ -136,3 +142,29 @@ def network_account(
     unattended = loc_ * (1.0 - weights.sum(axis=2))
     baseline = scale_ * as_array["baseline"] + unattended
     return Account(points, baseline, scale_ * as_array["covariates"], np.zeros_like(baseline))
+
+
+def _gradient_account(
+    parts: dict[str, np.ndarray], window: np.ndarray, loc: np.ndarray, scale: np.ndarray, scaler: str
+) -> Account:
+    """The state design's account: every history point's integrated-gradients share (see the module's docstring)."""
+    observed = np.isfinite(window)
+    x = np.where(observed, (window - loc[:, None]) / scale[:, None], 0.0)  # the scaled window, float64
+    dloc, spread, regular = scale_derivatives(window, scaler)
+    gradient = parts["gradient"]  # (B, H, T)
+    median = parts["network"] + parts["skip"].sum(axis=2) + parts["baseline"]  # (B, H), at the covariates' mean
+    read = (x[:, None, :] * gradient).sum(axis=2)
+    total = (gradient * observed[:, None, :]).sum(axis=2)
+    shares = x[:, None, :] * gradient + (x * dloc)[:, None, :] * (1.0 - total)[..., None]
+    shares = scale[:, None, None] * (shares + spread[:, None, :] * (median - read)[..., None])
+    shares *= regular[:, None, None]
+    network = scale[:, None] * median
+    gap = network - shares.sum(axis=2)  # float rounding where the scale is regular; the network's part where not
+    size = np.abs(network) + np.abs(shares).sum(axis=2)
+    if (regular[:, None] & (np.abs(gap) > SHARE_TOLERANCE * size + 1e-12 * np.abs(loc)[:, None])).any():
+        worst = float(np.max(np.where(regular[:, None], np.abs(gap) / (size + 1e-300), 0.0)))
+        raise ArithmeticError(
+            f"The history points' shares miss the network by {worst:.2e} of its size; please report this with the data."
+        )
+    baseline = loc[:, None] + gap
+    return Account(shares, baseline, scale[:, None] * parts["covariates"], np.zeros_like(baseline))

@@ -136,8 +136,8 @@ def run_network(
         attention = attention.cpu().numpy()
         if with_parts:
             cols = origins[part][:, None] + np.arange(1 - state.input_size, 1)[None, :]
-            window = panel.y[series[part][:, None], np.maximum(cols, 0)]
-            account = network_account(parts, attention, window, batch.loc, batch.scale)
+            window = np.where(batch.past_observed > 0, panel.y[series[part][:, None], np.maximum(cols, 0)], np.nan)
+            account = network_account(parts, attention, window, batch.loc, batch.scale, state.scaler)
             if exact_shares(state):  # the forecast is the sum of its parts
                 values += (account.total - values[:, :, state.median_index])[..., None]
             else:  # the forward pass stays the forecast; the parts' float rounding goes to the baseline

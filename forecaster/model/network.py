@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from .attention import make_attention, masked_softmax
 
-# Nodes of the Gauss-Legendre rule that integrates the head's gradient along the straight path from a flat history
-# to the window (integrated gradients). The head is smooth along it (GRU, GELU, softmax): 4 nodes already close the
-# completeness gap to float32 rounding, where 2 nodes leave about 3e-3 of the head's change.
-SHARE_NODES = 4
-# Windows per integrated-gradients pass (each runs SHARE_NODES times, with its graph kept for the backward passes).
-SHARE_CHUNK = 256
+# Windows per gradient pass of ``head_gradient`` (its graph is kept for one backward pass per horizon step).
+GRADIENT_CHUNK = 512
 
 
 @dataclass(frozen=True)
@@ -129,8 +124,9 @@ class Seq2SeqNetwork(nn.Module):
         the head's median with the future-known covariates at their training mean; ``covariates`` (B, H),
         the head's median minus that (a second decoder pass, only with future-known covariates);
         ``skip`` (B, H, T) the linear skip's exact term per history point and ``baseline`` (B, H) its bias.
-        With ``shares`` too, ``network`` is split over the history points (:meth:`head_shares`): ``flat`` (B, H)
-        and ``shares`` (B, H, T). Call it outside ``torch.inference_mode`` then: the split takes gradients.
+        With ``shares`` too, ``gradient`` (B, H, T): the gradient of the median at the covariates' mean by each
+        scaled history value (:meth:`head_gradient` plus the skip's weights), from which the account splits the
+        forecast over the history points. Call it outside ``torch.inference_mode`` then.
         """
         past_target = past_target.masked_fill(past_padded, 0.0)
         memory = self.encode(past_target, past_observed, past_padded, past_covariates, static)
@@ -148,12 +144,14 @@ class Seq2SeqNetwork(nn.Module):
                 if shares:
                     known = _at_mean(future_known, self.config.future_covariates)
                     inputs = (past_target, past_observed, past_padded, past_covariates, known, static)
-                    parts["flat"], parts["shares"] = self.head_shares(*inputs)
+                    parts["gradient"] = self.head_gradient(*inputs)
         if self.skip is not None:
             level = level + self.skip(past_target)[..., None]
             if parts is not None and with_parts:
                 parts["skip"] = self.skip.weight[None] * past_target[:, None, :]
                 parts["baseline"] = parts["baseline"] + self.skip.bias[None]
+                if "gradient" in parts:  # the median's gradient: the head's and the skip's weights
+                    parts["gradient"] = parts["gradient"] + self.skip.weight[None]
         return _monotone(level, raw[..., 1:], self.config.median_index), weights, parts
 
     def encode(self, past_target, past_observed, past_padded, past_covariates, static) -> tuple[torch.Tensor, ...]:
@@ -208,41 +206,24 @@ class Seq2SeqNetwork(nn.Module):
         memory = self.encode(past_target, past_observed, past_padded, past_covariates, static)
         return self.decode(memory, past_padded, future_known, static)[0][..., 0]
 
-    def head_shares(
-        self, past_target, past_observed, past_padded, past_covariates, future_known, static
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The head's median split over the history points by integrated gradients (``values="states"``).
+    def head_gradient(self, past_target, past_observed, past_padded, past_covariates, future_known, static) -> torch.Tensor:
+        """(B, H, T) the gradient of the head's median at each horizon step by each scaled history value.
 
-        The reference is a flat history: every observed value at the window's level (0 in scaled units), with
-        the observed flags, past covariates, calendar, statics and ``future_known`` as given. Returns ``flat``
-        (B, H), the head's median for that flat history, and ``shares`` (B, H, T): point t's share of step h is
-        its scaled value times the head's gradient at t averaged along the straight path from the flat history
-        to the window (Gauss-Legendre, :data:`SHARE_NODES` nodes). By completeness ``flat`` plus the shares
-        summed over t is the head's median, up to the rule's error (checked by the account). Missing and padded
-        points have value 0, so their share is exactly 0.
-
-        One forward pass over all nodes and windows of a chunk, then one backward pass per horizon step.
+        Everything else (observed flags, past covariates, calendar, statics, ``future_known``) is held as given.
+        One forward pass per chunk of windows, then one backward pass per horizon step over the whole chunk.
         """
         past_target = past_target.masked_fill(past_padded, 0.0)
         inputs = (past_observed, past_padded, past_covariates, future_known, static)
-        with torch.no_grad():
-            flat = self.head_median(torch.zeros_like(past_target), *inputs)
-        nodes, weights = np.polynomial.legendre.leggauss(SHARE_NODES)
-        alpha = torch.as_tensor((nodes + 1.0) / 2.0, dtype=past_target.dtype, device=past_target.device)
-        weight = torch.as_tensor(weights / 2.0, dtype=past_target.dtype, device=past_target.device)
         chunks = []
-        for start in range(0, past_target.shape[0], SHARE_CHUNK):
-            part = slice(start, start + SHARE_CHUNK)
-            x = past_target[part]
-            repeated = [t[part].repeat(SHARE_NODES, *([1] * (t.dim() - 1))) for t in inputs]  # node-major
+        for start in range(0, past_target.shape[0], GRADIENT_CHUNK):
+            part = slice(start, start + GRADIENT_CHUNK)
             with torch.enable_grad():
-                path = (alpha[:, None, None] * x[None]).reshape(-1, x.shape[1]).requires_grad_(True)
-                head = self.head_median(path, *repeated)  # (nodes * b, H)
+                window = past_target[part].detach().requires_grad_(True)
+                head = self.head_median(window, *(t[part] for t in inputs))  # (b, H)
                 last = head.shape[1] - 1
-                grads = [torch.autograd.grad(head[:, h].sum(), path, retain_graph=h < last)[0] for h in range(last + 1)]
-            gradient = torch.stack(grads, dim=1).reshape(SHARE_NODES, x.shape[0], last + 1, x.shape[1])
-            chunks.append(x[:, None, :] * (weight[:, None, None, None] * gradient).sum(0))
-        return flat, torch.cat(chunks)
+                grads = [torch.autograd.grad(head[:, h].sum(), window, retain_graph=h < last)[0] for h in range(last + 1)]
+            chunks.append(torch.stack(grads, dim=1))
+        return torch.cat(chunks)
 
     def median_parts(
         self,
@@ -379,7 +360,7 @@ def _median_member_parts(
     ``levels`` (M, B, H) are the members' medians. Per (window, step), the members are ranked by their median
     with the future-known covariates at their training mean; the middle member (the mean of the two middle
     ones with an even count, as ``torch.quantile``) gives the head, skip and bias parts, so that they add up to
-    the ensemble's median at the covariates' mean (and, where computed, its ``flat`` and ``shares``).
+    the ensemble's median at the covariates' mean (and, where computed, its ``gradient``).
     ``covariates`` is then the ensemble's median as given minus that: the covariates' effect on the ensemble's
     forecast, not on one member's (0 without ``covariates``).
     """
@@ -389,7 +370,7 @@ def _median_member_parts(
     order = torch.argsort(at_mean, dim=0)
     middle = [order[(count - 1) // 2], order[count // 2]]
     chosen = {}
-    for name in ("network", "skip", "baseline", "flat", "shares"):
+    for name in ("network", "skip", "baseline", "gradient"):
         if name not in stacked:
             continue
         picked = []
