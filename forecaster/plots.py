@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +33,12 @@ OBSERVATION_SHARES = (
 )
 GRADIENT_SHARES = (
     "Colours: attention weights, where the network read, not what drove the forecast. The bars below are the shares: "
-    "each point's integrated-gradients share of the network's head from a flat history at the window's level, plus its "
-    "linear-skip term; the step parts are in their title."
+    "each point's part of what the network adds to the window's level, by integrated gradients from a flat history at "
+    "that level; the level and the other step parts are in their title."
 )
 SHARES = "Colours: attention weights. The bars below are each point's share of the forecast; the step parts are in their title."
+# Characters per line of the note under a map (8 pt on a 10-inch figure).
+NOTE_WIDTH = 150
 # What an ``explain`` frame's account is, by the model's ``attention_values`` (``explain`` records it in ``attrs``).
 CAPTIONS = {"observations": OBSERVATION_SHARES, "states": GRADIENT_SHARES}
 
@@ -237,7 +240,7 @@ def plot_attention(
 
     ratios = [1.1, 1.4, 0.9][: 2 + accounted]
     fig, axes = plt.subplots(len(ratios), 1, figsize=(10, 6.5 + 2.4 * accounted), height_ratios=ratios, layout="constrained")
-    fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97), h_pad=0.06)  # room for the note below
+    fig.get_layout_engine().set(rect=(0, 0.045, 1, 0.955), h_pad=0.06)  # room for the note below
     top, bottom = axes[0], axes[1]
     past = after = fc = point = lo = hi = None
     if history_df is not None:
@@ -277,7 +280,8 @@ def plot_attention(
         bottom.tick_params(labelbottom=False)
         _draw_sources(axes[2], ex, hist_times, x_edges, history_col)
     axes[-1].set_xlabel("attended history period (the forecast panel's time axis)")
-    fig.text(0.01, 0.005, account_caption(ex), fontsize=8, color="0.35")
+    # The note in lines of the figure's width, so that it never widens the saved figure past its panels.
+    fig.text(0.01, 0.005, textwrap.fill(account_caption(ex), NOTE_WIDTH), fontsize=8, color="0.35")
     return fig
 
 
@@ -316,7 +320,7 @@ def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: n
     ax.set_ylabel("share of forecast")
     head = f"network head (not split over points) {parts['head']:.4g}, " if parts["head"] else ""
     states = ex.attrs.get("attention_values") == "states"
-    baseline = "window level, skip bias and flat-history head" if states else "step and statics"
+    baseline = "window level" if states else "step and statics"
     title = (
         f"where the forecast came from (mean over steps): history points, summed, {shares.sum():.4g},\n{head}{baseline} "
         f"{parts['baseline']:.4g}, covariates {parts['covariates']:.4g}, statistical partners {parts['partners']:.4g}; "

@@ -212,6 +212,21 @@ def test_heatmap_columns_sit_under_their_own_periods_of_the_forecast_panel(accou
 
 
 @pytest.mark.parametrize("accounted", [False, True])
+def test_the_note_under_a_map_stays_inside_the_figure(accounted):
+    """A one-line note ran past the figure's right edge and widened every saved map (bbox_inches="tight")."""
+    explanation = _explanation(accounted=accounted)
+    if accounted:
+        explanation.attrs["attention_values"] = "states"  # the longest note: what the state design's shares are
+    fig = plot_attention(explanation, df=_history(), forecasts=_forecast())
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    (note,) = [text for text in fig.texts if "attention" in text.get_text().lower() or "Attention" in text.get_text()]
+    box = note.get_window_extent(renderer)
+    assert box.x0 >= fig.bbox.x0 and box.x1 <= fig.bbox.x1 and box.y0 >= fig.bbox.y0
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("accounted", [False, True])
 def test_colour_bar_sits_beside_the_heatmap_only(accounted):
     fig = plot_attention(_explanation(accounted=accounted), df=_history(), forecasts=_forecast())
     heatmap = fig.axes[1]

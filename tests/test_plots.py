@@ -245,7 +245,8 @@ def _assert_attention_panel(fig, explanation, uid, history, forecast):
     _assert_line(_line(top, "forecast"), fc["ds"], fc["y_hat"])
     _assert_band(_band(top), fc["ds"], fc["y_hat_q10"], fc["y_hat_q90"])
     assert mesh.colorbar.ax.get_ylabel() == "attention weight"  # the colour bar, beside the heatmap
-    assert any(text.get_text() in (CAUTION, GRADIENT_SHARES, OBSERVATION_SHARES, SHARES) for text in fig.texts)
+    notes = [" ".join(text.get_text().split()) for text in fig.texts]  # the note is wrapped to the figure's width
+    assert any(note in (CAUTION, GRADIENT_SHARES, OBSERVATION_SHARES, SHARES) for note in notes)
     return padded
 
 

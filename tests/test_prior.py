@@ -295,6 +295,22 @@ def test_adam_scales_each_element_of_the_learning_rate():
     assert torch.allclose(moved_scaled[scale == 1], moved_plain[scale == 1])
 
 
+def test_auto_keeps_the_prior_as_it_is_and_calibrates_it_while_pretrained_fine_tunes():
+    """Under auto a fit from the prior takes no training step (the suite: as accurate at a tenth of the time), yet its
+    blend and intervals are calibrated on held-out windows, which a zero-shot model (max_steps=0) skips."""
+    small = quarterly(n=6, length=40)
+    auto = Seq2SeqForecaster(horizon=4, progress=False).fit(small)
+    assert auto.init_ == "pretrained" and auto.state_.calibration is not None
+    assert all(not result.train_loss for result in auto.train_results_)  # not one step
+    prior = Seq2SeqForecaster.from_pretrained(horizon=4).fit(small)
+    for mine, theirs in zip(auto.network_.state_dict().values(), prior.network_.state_dict().values(), strict=True):
+        assert torch.equal(mine, theirs)
+    tuned = Seq2SeqForecaster(horizon=4, init="pretrained", progress=False).fit(small)
+    assert all(len(result.train_loss) > 0 for result in tuned.train_results_)
+    stepped = Seq2SeqForecaster(horizon=4, max_steps=7, progress=False).fit(small)  # a budget given is a budget taken
+    assert stepped.init_ == "pretrained" and all(len(result.train_loss) == 7 for result in stepped.train_results_)
+
+
 def test_auto_starts_small_panels_without_covariates_from_the_prior_and_everything_else_from_scratch():
     small = quarterly(n=6, length=40)
     assert Seq2SeqForecaster(horizon=4, max_steps=5, progress=False).fit(small).init_ == "pretrained"

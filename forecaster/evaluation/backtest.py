@@ -161,11 +161,12 @@ def backtest(
             panel = fitted._with_future(panel if panel is not None else _panel(fitted, train, columns), future)
             rows = np.arange(len(panel.ids))
             check_origins(panel, rows, np.full(len(rows), panel.last_col), fold)
-            account = fold is folds[-1]  # the account, for the report's maps, of the last fold only
-            last = (panel, fitted._forecast(panel, rows, np.full(len(rows), panel.last_col), account=account))
+            last = (panel, fitted._forecast(panel, rows, np.full(len(rows), panel.last_col)))
             predictions.append(_label(*last, fitted, model))
             scales.append(_scales(*last, fitted, season))
             seconds["predict"] += time.perf_counter() - tick
+            if fold is folds[-1] and last[1].account is None and fitted._accountable():  # the report's shares, untimed
+                last = (panel, fitted._forecast(panel, rows, np.full(len(rows), panel.last_col), account=True))
         levels = () if model.quantiles is None else tuple(model.quantiles)
         baseline_frames.append(
             _baselines(train, fold, horizon, offset, season, baselines, n_jobs, columns, seconds, levels, report, client)

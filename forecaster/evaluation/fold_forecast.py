@@ -46,8 +46,11 @@ def fit_and_forecast(
     panel = fitted._with_future(panel, future)
     rows = np.arange(len(panel.ids))
     check_origins(panel, rows, np.full(len(rows), panel.last_col), fold)
-    forecast = fitted._forecast(panel, rows, np.full(len(rows), panel.last_col), account=account)
-    return FoldForecast(fitted, panel, forecast, fit_seconds, time.perf_counter() - tick)
+    forecast = fitted._forecast(panel, rows, np.full(len(rows), panel.last_col))
+    predict_seconds = time.perf_counter() - tick
+    if account and forecast.account is None and fitted._accountable():  # the report's shares: not part of the forecast
+        forecast = fitted._forecast(panel, rows, np.full(len(rows), panel.last_col), account=True)
+    return FoldForecast(fitted, panel, forecast, fit_seconds, predict_seconds)
 
 
 def check_origins(panel: Panel, series: np.ndarray, origins: np.ndarray, fold: Fold) -> None:

@@ -20,6 +20,7 @@ from .params import (
     FINE_TUNE_CHECKS,
     FINE_TUNE_PATIENCE,
     architecture,
+    auto_prior_steps,
     default_max_steps,
     explicit_blend_weights,
     fine_tune_steps,
@@ -88,6 +89,8 @@ def training_job(
     # Covariates the prior never saw start from zero and need a full budget to be learnt (early stopping still decides).
     fresh = prior and any(bool((scale == 1.0).any()) for scale in learning_rate_scales.values())
     budget = fine_tune_steps if prior and not fresh else warm_start_steps if warm else default_max_steps
+    if prior and not fresh and params["init"] == "auto":  # the prior as it is, calibrated on the held-out windows
+        budget = auto_prior_steps
     windows = len(all_series) if n_windows is None else n_windows
     max_steps = params["max_steps"] or budget(windows, batch_size)
     early = use_early_stopping(params["early_stopping"], max_steps, batch_size, windows)
