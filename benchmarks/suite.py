@@ -11,8 +11,9 @@ training parts (no origin reads a test part):
 
 Each panel gets 3 origins, ``ceil(h / 2)`` periods apart, the last one ``h`` before the end of its part.
 Per panel it prints MASE, WQL (9 levels), 80% coverage (pooled over origins) and fit + predict seconds of each
-model, each as a ratio to AutoETS, then the geometric means of the ratios over the suite and over its groups
-(small: the draws and fpp3; large: the whole training parts). AutoETS runs once on a short panel before any
+model, each as a ratio to AutoETS, and the occlusion ratios of the last fold's maps and shares (their medians go
+with the means), then the geometric means of the ratios over the suite and over its groups (small: the draws and
+fpp3; large: the whole training parts). AutoETS runs once on a short panel before any
 timing, so no one-off compilation is counted; every model runs in this one process, one thread each.
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py                        # the whole suite
@@ -119,9 +120,11 @@ def score_panel(name: str, params: dict) -> pd.DataFrame:
     model = Seq2SeqForecaster(horizon=horizon, freq=freq, season_length=season, progress=False, num_threads=1, **params)
     result = backtest(model, df, n_windows=N_ORIGINS, step_size=math.ceil(horizon / 2), progress=False)
     summary = result.summary()
+    check = result.settings.get("occlusion") or {}
     rows = []
     for model_name in (MODEL, *BASELINES):
         row = summary.loc[model_name]
+        own = model_name == MODEL  # the occlusion check of the last fold's maps and shares (50 series at most)
         rows.append(
             {
                 "panel": name,
@@ -134,6 +137,8 @@ def score_panel(name: str, params: dict) -> pd.DataFrame:
                 "coverage_80": float(row["coverage"]),
                 "seconds": float(row["fit_seconds"] + row["predict_seconds"]),
                 "n_scored": int(row["n_scored"]),
+                "occlusion_ratio": float(check.get("ratio", np.nan)) if own else np.nan,
+                "share_occlusion_ratio": float(check.get("share_ratio", np.nan)) if own else np.nan,
             }
         )
     return pd.DataFrame(rows)
@@ -159,6 +164,8 @@ def geometric_means(table: pd.DataFrame) -> pd.DataFrame:
             wql_ratio=("wql_ratio", lambda v: float(np.exp(np.log(v).mean()))),
             seconds_ratio=("seconds_ratio", lambda v: float(np.exp(np.log(v).mean()))),
             coverage_80=("coverage_80", "mean"),
+            **({"occlusion_median": ("occlusion_ratio", "median")} if "occlusion_ratio" in rows else {}),
+            **({"share_occlusion_median": ("share_occlusion_ratio", "median")} if "share_occlusion_ratio" in rows else {}),
             panels=("panel", "nunique"),
         )
         parts.append(agg.assign(group=group).reset_index())

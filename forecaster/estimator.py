@@ -469,11 +469,12 @@ class Seq2SeqForecaster(BaseEstimator):
         ``step_covariates`` and ``step_partners`` add up to ``y_hat``. ``contribution`` is each history
         point's share. With ``attention_values="observations"`` it is exact by construction: weight x
         observation, plus its seasonal and trend adjustment and its linear-skip term. With ``"states"``
-        (the default) it is the point's integrated-gradients share of the network's head, from a flat history
-        at the window's level, plus its linear-skip term; ``step_baseline`` then holds the window's level and
-        the head's forecast for that flat history. ``step_covariates`` is the future-known covariates' effect
-        against their training mean, ``step_partners`` the statistical partners'. ``step_head`` is 0 (no
-        part is left unattributed; the column is kept for code that reads it). The shares of the state design
+        (the default) it is the point's integrated-gradients share of what the network adds to the window's
+        level, along the path from a flat history at that level; ``step_baseline`` is then the level itself
+        (windows whose scale fell back, such as constant ones, have no shares and keep the network's part
+        there). ``step_covariates`` is the future-known covariates' effect against their training mean,
+        ``step_partners`` the statistical partners'. ``step_head`` is 0 (no part is left unattributed; the
+        column is kept for code that reads it). The shares of the state design
         take a gradient pass per horizon step: ``explain`` costs several ``predict`` calls (docs/attention.md).
 
         With a Dask ``df``, a lazy Dask DataFrame of the same rows (as ``predict``).

@@ -102,3 +102,46 @@ def test_log_target_forecasts_non_negative_values_and_refuses_negative_targets(p
     bad.loc[5, "y"] = -2.0
     with pytest.raises(ValueError, match=rf"series '{bad.loc[5, 'unique_id']}' at {bad.loc[5, 'ds']}"):
         fast_model(log_target=True).fit(bad)
+
+
+@pytest.mark.parametrize("scaler", ["standard", "robust", "meanabs"])
+def test_scale_derivatives_are_the_scalers_own_and_the_parts_of_the_scale_sum_to_one(scaler):
+    """Against finite differences of window_stats itself; the parts of the scale sum to 1, the level's to 0."""
+    from forecaster.data.scaling import scale_derivatives, window_stats
+
+    rng = np.random.default_rng(4)
+    history = rng.normal(5.0, 2.0, (5, 13))
+    history[0, :4] = np.nan  # padding
+    history[1, 6] = np.nan  # a missing value
+    history[2] = 1e7 + rng.normal(0.0, 1.0, 13)  # a level far above the spread: a genuine scale all the same
+    dloc, spread, regular = scale_derivatives(history, scaler)
+    loc, scale = window_stats(history, scaler)
+    assert regular.all()
+    step = 1e-3  # central differences: float rounding at 1e7 and the curvature both stay near 1e-6
+    for t in range(history.shape[1]):
+        up, down = history.copy(), history.copy()
+        up[:, t] += step
+        down[:, t] -= step
+        (loc_up, scale_up), (loc_down, scale_down) = window_stats(up, scaler), window_stats(down, scaler)
+        seen = np.isfinite(history[:, t])
+        np.testing.assert_allclose(dloc[seen, t], ((loc_up - loc_down) / (2 * step))[seen], atol=1e-5)
+        deviation = np.where(seen, history[:, t] - loc, 0.0)
+        np.testing.assert_allclose(spread[:, t], deviation * (scale_up - scale_down) / (2 * step) / scale, atol=1e-5)
+    np.testing.assert_allclose(spread.sum(axis=1), 1.0, rtol=1e-9)
+    np.testing.assert_allclose(np.nansum((history - loc[:, None]) * dloc, axis=1) / scale, 0.0, atol=1e-6)
+
+
+def test_tied_values_share_the_robust_scalers_derivatives_and_a_fallen_back_scale_has_none():
+    from forecaster.data.scaling import scale_derivatives
+
+    history = np.array(
+        [
+            [1.0, 2.0, 2.0, 2.0, 3.0, 4.0, 5.0, 5.0, 6.0, 7.0],
+            [0.0, 0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 0.0, 5.0, 0.0],  # intermittent: a zero interquartile range
+            [3.0] * 10,  # constant
+        ]
+    )
+    dloc, spread, regular = scale_derivatives(history, "robust")
+    assert spread[0, 1] == spread[0, 2] == spread[0, 3] > 0  # the three 2s alike, whatever order a sort leaves them in
+    assert spread[0, 6] == spread[0, 7]
+    assert list(regular) == [True, False, False] and (spread[1:] == 0).all()

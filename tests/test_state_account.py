@@ -139,7 +139,7 @@ def test_plots_and_reports_say_which_account_they_show(panel):
 
 
 def test_the_baseline_is_the_window_level(panel):
-    """The flat history's forecast is the window's level: everything the network adds to it is some point's share."""
+    """The path starts at the window's level: everything the network adds to it is some point's share."""
     df, _ = panel
     model = fast_model(theta_weight=0.0, holt_winters_weight=0.0).fit(df)
     explanation = model.explain()
@@ -176,3 +176,32 @@ def test_a_wrong_account_is_refused_not_settled():
     np.testing.assert_allclose(account.settled(median).total, median, rtol=0, atol=1e-12)
     with pytest.raises(ArithmeticError, match="miss"):
         account.settled(account.total * 1.01)
+
+
+def test_a_window_whose_scale_fell_back_has_no_shares_and_still_adds_up(panel):
+    """A window that stays flat for the whole encoder (earlier history varies, so it is no constant series)."""
+    df, _ = panel
+    model = fast_model(theta_weight=0.0, holt_winters_weight=0.0).fit(df)
+    flat = df.copy()
+    last = flat.groupby("unique_id")["ds"].transform("max")
+    window = (flat["unique_id"] == "S001") & (flat["ds"] > last - pd.DateOffset(months=model.state_.input_size))
+    flat.loc[window, "y"] = 50.0
+    explanation = model.explain(df=flat, include_padding=True)
+    sums = _sums(explanation)
+    np.testing.assert_allclose(sums["contribution"] + sums[PARTS].sum(axis=1), sums["y_hat"], rtol=1e-9)
+    one = explanation[explanation["unique_id"] == "S001"]
+    assert (one["contribution"] == 0).all() and (explanation.loc[explanation["unique_id"] != "S001", "contribution"] != 0).any()
+    forecast = model.predict(df=flat).set_index(["unique_id", "ds"])["y_hat"]
+    np.testing.assert_allclose(one.groupby("ds")["y_hat"].first(), forecast.loc["S001"], rtol=1e-12)
+
+
+def test_the_shares_do_not_depend_on_how_the_windows_are_chunked(panel, monkeypatch):
+    from forecaster.model import inference, network
+
+    df, _ = panel
+    model = fast_model(n_models=2).fit(df)
+    whole = model.explain()["contribution"].to_numpy()
+    monkeypatch.setattr(network, "GRADIENT_CHUNK", 3)
+    monkeypatch.setattr(inference, "CHUNK", 5)
+    model._cache = None
+    np.testing.assert_allclose(model.explain()["contribution"].to_numpy(), whole, rtol=1e-5, atol=1e-6 * np.abs(whole).max())

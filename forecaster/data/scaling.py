@@ -19,28 +19,34 @@ def window_stats(history: np.ndarray, scaler: str) -> tuple[np.ndarray, np.ndarr
     A zero or non-finite scale (constant window) falls back to ``|loc|``, then to 1,
     so constant series give finite forecasts and no division by zero.
     """
+    loc, raw = _raw_stats(history, scaler)
+    tiny = _fell_back(loc, raw)
+    magnitude = np.abs(loc)
+    return loc, np.where(tiny, np.where(magnitude > 0, magnitude, 1.0), raw)
+
+
+def _raw_stats(history: np.ndarray, scaler: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's location and its scale statistic before any fallback."""
     observed = np.isfinite(history)
     count = observed.sum(axis=1)
     safe = np.where(observed, history, 0.0)
     if scaler == "standard":
         loc = safe.sum(axis=1) / np.maximum(count, 1)
         centred = np.where(observed, history - loc[:, None], 0.0)
-        scale = np.sqrt((centred**2).sum(axis=1) / np.maximum(count, 1))
-    elif scaler == "robust":
+        return loc, np.sqrt((centred**2).sum(axis=1) / np.maximum(count, 1))
+    if scaler == "robust":
         with np.errstate(all="ignore"):
             loc = np.nanmedian(np.where(observed, history, np.nan), axis=1)
             q75, q25 = np.nanpercentile(np.where(observed, history, np.nan), [75, 25], axis=1)
-        loc = np.nan_to_num(loc)
-        scale = np.nan_to_num((q75 - q25) / 1.349)
-    elif scaler == "meanabs":
-        loc = np.zeros(len(history))
-        scale = np.abs(safe).sum(axis=1) / np.maximum(count, 1)
-    else:
-        raise ValueError(f"`scaler` must be one of {SCALERS}; got {scaler!r}.")
-    magnitude = np.abs(loc)
-    tiny = ~np.isfinite(scale) | (scale <= 1e-8 * np.maximum(magnitude, 1e-300))
-    scale = np.where(tiny, np.where(magnitude > 0, magnitude, 1.0), scale)
-    return loc, scale
+        return np.nan_to_num(loc), np.nan_to_num((q75 - q25) / 1.349)
+    if scaler == "meanabs":
+        return np.zeros(len(history)), np.abs(safe).sum(axis=1) / np.maximum(count, 1)
+    raise ValueError(f"`scaler` must be one of {SCALERS}; got {scaler!r}.")
+
+
+def _fell_back(loc: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """Where the scale statistic is zero (next to the level) or not finite, and the scale falls back."""
+    return ~np.isfinite(raw) | (raw <= 1e-8 * np.maximum(np.abs(loc), 1e-300))
 
 
 def scale_derivatives(history: np.ndarray, scaler: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -49,46 +55,55 @@ def scale_derivatives(history: np.ndarray, scaler: str) -> tuple[np.ndarray, np.
     Returns ``dloc`` (B, T), the derivative of ``loc`` by each value; ``spread`` (B, T), each value's part of
     the scale, ``(y_t - loc) * d scale / d y_t / scale``, which sums to 1 over a window (the scale is positively
     homogeneous in the deviations from ``loc``); and ``regular`` (B,), False where the scale fell back to
-    ``|loc|`` or 1 (a constant window, whose values move no share). Missing values get 0.
+    ``|loc|`` or 1 (a constant window, or a zero interquartile range with ``"robust"``: there the scale does not
+    grow with the deviations, and no value gets a part of it). Missing values get 0. Tied values share the
+    derivatives of the robust scaler's order statistics equally.
     """
     observed = np.isfinite(history)
     count = np.maximum(observed.sum(axis=1), 1)[:, None]
-    loc, scale = window_stats(history, scaler)
+    loc, raw = _raw_stats(history, scaler)
+    regular = ~_fell_back(loc, raw)
     deviation = np.where(observed, history - loc[:, None], 0.0)
+    size = np.where(regular, raw, 1.0)[:, None]
     if scaler == "standard":
         dloc = observed / count
-        raw = np.sqrt((deviation**2).sum(axis=1) / count[:, 0])
-        spread = deviation**2 / (count * np.where(raw > 0, raw, 1.0)[:, None] ** 2)
+        spread = deviation**2 / (count * size**2)
     elif scaler == "meanabs":
         dloc = np.zeros(history.shape)
-        raw = np.abs(deviation).sum(axis=1) / count[:, 0]
-        spread = np.abs(deviation) / (count * np.where(raw > 0, raw, 1.0)[:, None])
-    elif scaler == "robust":
-        order = np.argsort(np.where(observed, history, np.inf), axis=1, kind="stable")
-        coefficients = {p: _quantile_coefficients(order, count[:, 0], p) for p in (0.25, 0.5, 0.75)}
-        dloc = coefficients[0.5]
-        raw = (deviation * (coefficients[0.75] - coefficients[0.25])).sum(axis=1) / 1.349
-        spread = deviation * (coefficients[0.75] - coefficients[0.25]) / 1.349 / np.where(raw > 0, raw, 1.0)[:, None]
-    else:
-        raise ValueError(f"`scaler` must be one of {SCALERS}; got {scaler!r}.")
-    regular = (raw > 0) & np.isclose(raw, scale, rtol=1e-9, atol=0.0)
+        spread = np.abs(deviation) / (count * size)
+    else:  # robust: median and interquartile range, linear in the order statistics
+        quartiles = {q: _quantile_coefficients(history, observed, q) for q in (0.25, 0.5, 0.75)}
+        dloc = quartiles[0.5]
+        spread = deviation * (quartiles[0.75] - quartiles[0.25]) / 1.349 / size
     return dloc, np.where(regular[:, None], spread, 0.0), regular
 
 
-def _quantile_coefficients(order: np.ndarray, count: np.ndarray, q: float) -> np.ndarray:
+def _quantile_coefficients(history: np.ndarray, observed: np.ndarray, q: float) -> np.ndarray:
     """(B, T) the derivative of each row's linearly interpolated ``q`` quantile (numpy's default) by each value.
 
-    ``order`` sorts each row's observed values first; ``count`` is how many there are.
+    Tied values share their order statistics' coefficients equally, so the derivative does not depend on the
+    order a sort happens to leave them in.
     """
-    rows = np.arange(len(order))
-    position = (count - 1) * q
+    rows = np.arange(len(history))
+    order = np.argsort(np.where(observed, history, np.inf), axis=1, kind="stable")
+    count = observed.sum(axis=1)
+    position = np.maximum(count - 1, 0) * q
     low = np.floor(position).astype(np.int64)
     fraction = position - low
-    in_order = np.zeros(order.shape)
+    in_order = np.zeros(history.shape)
     np.add.at(in_order, (rows, low), 1.0 - fraction)
-    np.add.at(in_order, (rows, np.minimum(low + 1, order.shape[1] - 1)), fraction)
-    out = np.zeros(order.shape)
-    out[rows[:, None], order] = in_order
+    np.add.at(in_order, (rows, np.minimum(low + 1, history.shape[1] - 1)), fraction)
+    ranked = np.take_along_axis(np.where(observed, history, np.inf), order, axis=1)
+    with np.errstate(invalid="ignore"):  # inf - inf between missing values: each its own run, as it should be
+        steps = np.diff(ranked, axis=1) != 0
+    run = np.concatenate([np.zeros((len(history), 1), dtype=np.int64), np.cumsum(steps, axis=1)], axis=1)
+    totals = np.zeros(history.shape)
+    sizes = np.zeros(history.shape)
+    np.add.at(totals, (rows[:, None], run), in_order)
+    np.add.at(sizes, (rows[:, None], run), 1.0)
+    shared = np.take_along_axis(totals / np.maximum(sizes, 1.0), run, axis=1)
+    out = np.zeros(history.shape)
+    out[rows[:, None], order] = shared
     return out
 
 

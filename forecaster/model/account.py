@@ -16,8 +16,8 @@ so no account is given then.
 
 With ``attention_values="states"`` (the default) the head reads the attention context together with the
 query (step, an encoder summary, calendar, statics), so weight x value is not a share. The network's median
-is split over the history points by integrated gradients instead, from the flat history at the window's
-level (every observed value at ``loc``), in target units and through the window's scaling. Along the
+is split over the history points by integrated gradients instead, along the straight path from the flat history
+at the window's level (every observed value at ``loc``), in target units and through the window's scaling. Along the
 straight path from that flat history the scaled window never changes (the deviations and the scale grow
 together), so the network's forecast is ``loc + a * scale * m`` at path point ``a``, its gradient is the
 same all along the path, and the integral is exact with the gradient at the window itself:
@@ -32,12 +32,19 @@ shares add up to ``scale * m`` exactly (completeness), so
 
     sum_t share[h, t]                              each history point's share (the linear skip's included)
   + covariates[h]                                  the head's change from the covariates' mean to their values
-  + baseline[h]                                    the window's level (the flat history's forecast)
+  + baseline[h]                                    the window's level (the forecast where the path starts)
   + partners[h]                                    the statistical partners' weighted forecasts
 
-is the forecast. A window whose scale fell back to ``|loc|`` (a constant window) moves no share: the network's
-part is in its baseline. The past covariates, calendar and the long-run seasonal profile and trend line are
-held as given: they are inputs of the network beside the window, not history points.
+is the forecast. The baseline is ``loc`` itself, the forecast at the path's start (as the history flattens onto
+the level; a history exactly flat would make the scale fall back, below). A window whose scale fell back to
+``|loc|`` or 1 (a constant window, or a zero interquartile range with the robust scaler) moves no share: its scale
+does not grow along the path, and the network's part is in its baseline. The past covariates, the calendar, the
+observed flags and the long-run seasonal-profile and trend-line inputs are held as the network reads them (in
+the window's scaled units): they are inputs beside the window, not history points.
+
+The shares add up to ``scale * m`` for any gradient (the parts of the scale sum to 1 and the level's part to 0):
+:data:`SHARE_TOLERANCE` guards the scaler's derivatives and the arithmetic, and the tests check the gradient itself
+against Captum's integrated gradients.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ import torch
 from ..data.scaling import scale_derivatives
 
 # Largest gap between the shares and the network's part, relative to their size, before it is an error: the
-# shares add up exactly, so a gap beyond float rounding is a wrong account.
+# shares add up exactly when the scaler's derivatives are right, so a gap beyond float rounding is a wrong account.
 SHARE_TOLERANCE = 1e-6
 
 # Largest gap between the state design's forecast and the sum of its parts, relative to their sizes: float32
@@ -65,7 +72,7 @@ class Account:
     # (B, H, T) each history point's share: attended observation + its adjustment + skip (observations), or its
     # integrated-gradients share of the head + skip (states)
     points: np.ndarray
-    # (B, H) step, calendar and statics (states: the window level, the skip's bias and the head for a flat history)
+    # (B, H) step, calendar and statics (states: the window's level, where the shares' path starts)
     baseline: np.ndarray
     covariates: np.ndarray  # (B, H) future-known covariates against their training mean
     partners: np.ndarray  # (B, H) the statistical partners' weighted forecasts
