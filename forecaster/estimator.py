@@ -111,7 +111,7 @@ class Seq2SeqForecaster(BaseEstimator):
             (yearly, quarterly, monthly) with the prior's architecture, when the fit is not a warm start; from
             random weights otherwise. From the prior, ``max_steps`` None takes no training step: the prior is kept
             as it is and its blend and intervals are calibrated on held-out windows. On the validation suite this
-            gave small panels MASE 0.965x AutoETS at 0.18x its time (1.034x from scratch; 0.962x at 2.49x its
+            gave small panels MASE 0.965x AutoETS at 0.16x its time (1.034x from scratch; 0.962x at 2.49x its
             time fine-tuned), while larger panels did better from scratch (0.953x against 0.969x).
             ``"scratch"``: random weights.
             ``"pretrained"``: always the prior, fine-tuned with a hundredth of the learning rate for its weights and
