@@ -122,11 +122,31 @@ def test_guard_refuses_late_training_rows(data):
         guard_fold(train, future.assign(y=1.0), fold, Columns(), roles)
 
 
-def test_refit_false_scores_all_origins_with_one_fit(data):
+def test_refit_false_scores_all_origins_with_one_fit(data, monkeypatch):
+    from forecaster import Seq2SeqForecaster
+
+    fits, fit_frame = [], Seq2SeqForecaster._fit_frame
+
+    def counted(self, *args, **kwargs):
+        fits.append(1)
+        return fit_frame(self, *args, **kwargs)
+
+    monkeypatch.setattr(Seq2SeqForecaster, "_fit_frame", counted)
     model = fast_model()
     result = backtest(model, data, n_windows=3, refit=False, window="sliding", baselines=("seasonal_naive",), progress=False)
-    assert result.forecasts["cutoff"].nunique() == 3
-    assert np.isfinite(result.forecasts["seq2seq"]).all()
+    assert len(fits) == 1
+    cutoffs = sorted(result.forecasts["cutoff"].unique())
+    assert len(cutoffs) == 3
+    # Each fold: the one model forecasting from that cutoff's sliding window (as many periods as the first fold's).
+    first = data[data["ds"] <= cutoffs[0]].groupby("unique_id").size()
+    for cutoff in cutoffs:
+        upto = data[data["ds"] <= cutoff]
+        from_end = upto.groupby("unique_id").cumcount(ascending=False)
+        history = upto[from_end < upto["unique_id"].map(first)]
+        result.last_model._cache = None
+        expected = result.last_model.predict(df=history).set_index(["unique_id", "ds"])["y_hat"]
+        got = result.forecasts[result.forecasts["cutoff"] == cutoff].set_index(["unique_id", "ds"])["seq2seq"]
+        np.testing.assert_allclose(got.reindex(expected.index), expected, rtol=1e-9)
 
 
 def test_short_series_are_skipped_with_a_reason():

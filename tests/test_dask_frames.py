@@ -316,10 +316,18 @@ def test_partition_k_holds_exactly_the_series_of_key_k(client):
     assert sum(sizes) == 80 and min(sizes) > 0
 
 
-def test_pandas_frames_never_take_the_dask_path(data, with_future):
+def test_pandas_frames_never_take_the_dask_path(data, with_future, monkeypatch):
+    from forecaster.scale import dask_frames
+
     df, future = data
     assert not is_dask_frame(df) and not is_dask_frame(None)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a pandas frame went down the Dask path")
+
+    monkeypatch.setattr(dask_frames, "forecast_frames", refuse)
     assert isinstance(with_future.predict(df=df, future_df=future), pd.DataFrame)
+    assert isinstance(with_future.explain(df=df, future_df=future), pd.DataFrame)
 
 
 def test_backtest_baselines_run_on_the_workers_of_an_active_client(client, data, monkeypatch):

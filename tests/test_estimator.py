@@ -86,9 +86,14 @@ def test_additive_lstm_skip_and_observation_value_variants_fit_and_differ_from_t
 
 def test_predict_from_new_history_with_unseen_series(fitted, panel):
     df, _ = panel
-    new = df[df["unique_id"] == df["unique_id"].iloc[0]].assign(unique_id="NEW")
+    original = df[df["unique_id"] == df["unique_id"].iloc[0]]
+    new = original.assign(unique_id="NEW")
     forecast = fitted.predict(df=new, future_df=future_frame(new, 6))
     assert set(forecast["unique_id"]) == {"NEW"} and len(forecast) == 6
+    # A global model: the same history, covariates and statics under a new id give the same forecast.
+    known = fitted.predict(df=original, future_df=future_frame(original, 6))
+    np.testing.assert_allclose(forecast["y_hat"].to_numpy(), known["y_hat"].to_numpy(), rtol=1e-12)
+    assert (forecast["ds"].to_numpy() == known["ds"].to_numpy()).all()
 
 
 def test_explain_weights_sum_to_one_and_skip_padding(fitted, panel):

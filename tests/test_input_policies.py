@@ -37,9 +37,13 @@ def test_training_settings_can_change_after_fit_and_take_effect_at_the_next_fit(
 
 def test_array_like_parameters_compare_with_their_fitted_values(data):
     model = fast_model(quantiles=np.array([0.1, 0.5, 0.9]), past_covariates=pd.Index(["traffic"])).fit(data)
-    assert len(model.predict()) == 5 * 6
+    first = model.predict()
+    assert len(first) == 5 * 6 and {"y_hat_q10", "y_hat_q90"} <= set(first.columns)
     model.set_params(quantiles=[0.1, 0.5, 0.9])  # the same levels in another container
-    assert len(model.predict()) == 5 * 6
+    model._cache = None
+    pd.testing.assert_frame_equal(model.predict(), first)
+    plain = fast_model(quantiles=[0.1, 0.5, 0.9], past_covariates=["traffic"]).fit(data)  # lists from the start
+    pd.testing.assert_frame_equal(plain.predict(), first)
 
 
 def test_a_series_without_a_row_at_its_cutoff_is_refused_by_name_not_shifted(data):

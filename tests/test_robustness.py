@@ -150,8 +150,11 @@ def test_extreme_and_negative_values_give_finite_forecasts_on_their_scale(clean,
 def test_constant_series_give_finite_forecasts(clean):
     frame = clean.assign(y=np.where(clean["unique_id"] == "S000", 5.0, clean["y"]))
     frame.loc[frame["unique_id"] == "S001", "y"] = 0.0
-    forecast = fast_model().fit(frame).predict()
-    assert np.isfinite(forecast.drop(columns=["unique_id", "ds"]).to_numpy()).all()
+    forecast = fast_model(quantiles=[0.1, 0.5, 0.9]).fit(frame).predict()
+    values = forecast.drop(columns=["unique_id", "ds"])
+    assert np.isfinite(values.to_numpy()).all()
+    for uid, constant in (("S000", 5.0), ("S001", 0.0)):  # nothing in a constant history says it moves
+        assert (values[forecast["unique_id"] == uid].to_numpy() == constant).all(), uid
 
 
 def test_future_df_missing_extra_duplicated_and_leaky(clean):
@@ -241,6 +244,15 @@ def test_fitting_random_panels_never_returns_nan(seed):
     df, _ = make_panel(n_series=4, length=30, seed=seed, missing_share=0.1, short_share=0.5, constant_share=0.3)
     forecast = fast_model(max_steps=5).fit(df).predict(future_df=future_frame(df, 6))
     assert np.isfinite(forecast["y_hat"]).all()
+    # Each series' forecast stays within its history's range, widened by that range on both sides: a five-step
+    # network and the partners cannot justify more, and a scaling or alignment slip lands far outside.
+    history = df.groupby("unique_id")["y"].agg(["min", "max"])
+    bounds = history.reindex(forecast["unique_id"]).to_numpy()
+    width = np.maximum(bounds[:, 1] - bounds[:, 0], 1e-9)
+    assert ((forecast["y_hat"] >= bounds[:, 0] - width) & (forecast["y_hat"] <= bounds[:, 1] + width)).all()
+    flat = history.index[history["min"] == history["max"]]  # constant series: forecast as their constant
+    got = forecast.set_index("unique_id").loc[lambda f: f.index.isin(flat), "y_hat"]
+    np.testing.assert_array_equal(got.to_numpy(), history.loc[got.index, "min"].to_numpy())
 
 
 # ----------------------------------------------------------------------------- training failures

@@ -376,13 +376,6 @@ def with_future(
     return replace(panel, future=fut)
 
 
-def future_timestamps(panel: Panel) -> np.ndarray:
-    """(N, H) timestamps of the horizon after each series' end."""
-    series = np.arange(len(panel.ids))[:, None]
-    cols = panel.last_col + np.arange(1, panel.horizon + 1)[None, :]
-    return panel.timestamps(series, cols)
-
-
 def log_target(panel: Panel, target: str) -> Panel:
     """The panel with its target as ``log(1 + y)``, for models of non-negative multiplicative series.
 
