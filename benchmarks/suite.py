@@ -7,7 +7,10 @@ training parts (no origin reads a test part):
 - fpp3 ``aus_accommodation`` (8 states) and ``aus_arrivals`` (4 origins), quarterly, each whole panel with its
   last 8 quarters left unscored (kept for a final check, as a test part would be);
 - fixed-seed draws of 20 and of 50 series from the training parts of M3 monthly, M3 quarterly and Tourism
-  quarterly (the small-panel draws).
+  quarterly (the small-panel draws);
+- and, in a group of their own, two panels driven by future-known covariates: the electricity study's daily
+  demand with Temperature and WorkDay, and 30 synthetic monthly series whose promotions move sales by 40%
+  (``make_panel``). The geometric means "all" cover the fourteen panels above; "covariates" these two.
 
 Each panel gets 3 origins, ``ceil(h / 2)`` periods apart, the last one ``h`` before the end of its part.
 Per panel it prints MASE, WQL (9 levels), 80% coverage (pooled over origins) and fit + predict seconds of each
@@ -18,6 +21,7 @@ timing, so no one-off compilation is counted; every model runs in this one proce
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py                        # the whole suite
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels small         # draws and fpp3 only
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels covariates    # the two covariate-driven panels
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --model '{"init": "pretrained"}' --label prior
 
 ``--out`` (default ``benchmarks/results/suite.csv``) gets one row per panel and model; rows of another
@@ -39,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from forecaster import Seq2SeqForecaster, backtest
-from forecaster.datasets import load_fpp3, load_m3, load_tourism
+from forecaster.datasets import load_electricity, load_fpp3, load_m3, load_tourism, make_panel
 
 N_ORIGINS = 3
 DRAW_SEED = 2026
@@ -61,32 +65,49 @@ def _without_last(frame: pd.DataFrame, periods: int) -> pd.DataFrame:
     return frame[rank >= periods].reset_index(drop=True)
 
 
-def _m3(group: str, n: int | None = None) -> Callable[[], tuple[pd.DataFrame, int, int, str]]:
-    def load() -> tuple[pd.DataFrame, int, int, str]:
+# A panel as the suite scores it: the frame, horizon, season length, frequency and future-known covariates.
+Loaded = tuple[pd.DataFrame, int, int, str, tuple[str, ...]]
+
+
+def _m3(group: str, n: int | None = None) -> Callable[[], Loaded]:
+    def load() -> Loaded:
         df, info = load_m3(group, "train")
-        return (df if n is None else _draw(df, n)), info.horizon, info.season_length, info.freq
+        return (df if n is None else _draw(df, n)), info.horizon, info.season_length, info.freq, ()
 
     return load
 
 
-def _tourism(group: str, n: int | None = None) -> Callable[[], tuple[pd.DataFrame, int, int, str]]:
-    def load() -> tuple[pd.DataFrame, int, int, str]:
+def _tourism(group: str, n: int | None = None) -> Callable[[], Loaded]:
+    def load() -> Loaded:
         df, info = load_tourism(group, "train")
-        return (df if n is None else _draw(df, n)), info.horizon, info.season_length, info.freq
+        return (df if n is None else _draw(df, n)), info.horizon, info.season_length, info.freq, ()
 
     return load
 
 
-def _fpp3(item: str) -> Callable[[], tuple[pd.DataFrame, int, int, str]]:
-    def load() -> tuple[pd.DataFrame, int, int, str]:
+def _fpp3(item: str) -> Callable[[], Loaded]:
+    def load() -> Loaded:
         df, info = load_fpp3(item)
-        return _without_last(df, info.horizon), info.horizon, info.season_length, info.freq
+        return _without_last(df, info.horizon), info.horizon, info.season_length, info.freq, ()
 
     return load
 
 
-# Panel -> (group, loader). Small: the draws and fpp3; large: whole training parts.
-PANELS: dict[str, tuple[str, Callable[[], tuple[pd.DataFrame, int, int, str]]]] = {
+def _electricity() -> Loaded:
+    """Victoria's daily electricity demand in 2014 with Temperature and WorkDay known ahead (the electricity study)."""
+    df, info = load_electricity("daily")
+    return df, info.horizon, info.season_length, info.freq, tuple(info.future_covariates)
+
+
+def _promotions() -> Loaded:
+    """30 synthetic monthly series whose promotions (known ahead) move sales by 40%, with 10% noise."""
+    df, info = make_panel(n_series=30, length=96, seed=11, future_effect=0.4, noise=0.1)
+    return df[["unique_id", "ds", "y", "promo"]], 12, 12, "MS", ("promo",)
+
+
+# Panel -> (group, loader). Small: the draws and fpp3; large: whole training parts; covariates: panels whose
+# future-known covariates drive the target (their own group, so the other groups' means stay comparable).
+PANELS: dict[str, tuple[str, Callable[[], Loaded]]] = {
     "m3_monthly_draw20": ("small", _m3("monthly", 20)),
     "m3_monthly_draw50": ("small", _m3("monthly", 50)),
     "m3_quarterly_draw20": ("small", _m3("quarterly", 20)),
@@ -101,6 +122,8 @@ PANELS: dict[str, tuple[str, Callable[[], tuple[pd.DataFrame, int, int, str]]]] 
     "m3_other": ("large", _m3("other")),
     "tourism_quarterly": ("large", _tourism("quarterly")),
     "tourism_yearly": ("large", _tourism("yearly")),
+    "electricity_daily": ("covariates", _electricity),
+    "promotions_synthetic": ("covariates", _promotions),
 }
 
 
@@ -116,8 +139,9 @@ def warm_up_baselines() -> None:
 def score_panel(name: str, params: dict) -> pd.DataFrame:
     """One panel's rows: MASE, WQL, 80% coverage and seconds of the model and the baselines."""
     group, load = PANELS[name]
-    df, horizon, season, freq = load()
-    model = Seq2SeqForecaster(horizon=horizon, freq=freq, season_length=season, progress=False, num_threads=1, **params)
+    df, horizon, season, freq, future = load()
+    roles = {"future_covariates": list(future)} if future else {}
+    model = Seq2SeqForecaster(horizon=horizon, freq=freq, season_length=season, progress=False, num_threads=1, **roles, **params)
     result = backtest(model, df, n_windows=N_ORIGINS, step_size=math.ceil(horizon / 2), progress=False)
     summary = result.summary()
     check = result.settings.get("occlusion") or {}
@@ -158,7 +182,8 @@ def geometric_means(table: pd.DataFrame) -> pd.DataFrame:
     """Geometric means of the ratios to AutoETS (and the mean coverage) per model, over all panels and per group."""
     scored = ratios(table)
     parts = []
-    for group, rows in [("all", scored), *scored.groupby("group")]:
+    suite = scored[scored["group"] != "covariates"]  # "all": the fourteen panels every label has
+    for group, rows in [("all", suite), *scored.groupby("group")]:
         agg = rows.groupby("model").agg(
             mase_ratio=("mase_ratio", lambda v: float(np.exp(np.log(v).mean()))),
             wql_ratio=("wql_ratio", lambda v: float(np.exp(np.log(v).mean()))),
@@ -193,7 +218,9 @@ def write_atomically(frame: pd.DataFrame, path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--panels", nargs="*", default=["all"], help="panel names, or the groups 'small', 'large', 'all'")
+    parser.add_argument(
+        "--panels", nargs="*", default=["all"], help="panel names, or the groups 'small', 'large', 'covariates', 'all'"
+    )
     parser.add_argument("--model", default="{}", help="JSON of Seq2SeqForecaster parameters (default: the defaults)")
     parser.add_argument("--label", default="defaults", help="name of this variant in the CSV")
     parser.add_argument("--out", type=Path, default=OUT)
@@ -209,7 +236,7 @@ def main() -> None:
     ]
     unknown = [n for n in names if n not in PANELS]
     if unknown:
-        parser.error(f"unknown panels {unknown}; choose from {list(PANELS)} or small, large, all")
+        parser.error(f"unknown panels {unknown}; choose from {list(PANELS)} or small, large, covariates, all")
     params = json.loads(args.model)
     warnings.filterwarnings("ignore", category=UserWarning)
     warm_up_baselines()

@@ -21,6 +21,7 @@ from .params import (
     FINE_TUNE_PATIENCE,
     architecture,
     auto_prior_steps,
+    covariate_steps,
     default_max_steps,
     explicit_blend_weights,
     fine_tune_steps,
@@ -91,6 +92,8 @@ def training_job(
     budget = fine_tune_steps if prior and not fresh else warm_start_steps if warm else default_max_steps
     if prior and not fresh and params["init"] == "auto":  # the prior as it is, calibrated on the held-out windows
         budget = auto_prior_steps
+    if budget is default_max_steps and roles.future:  # covariates' effects take more steps than levels
+        budget = covariate_steps
     windows = len(all_series) if n_windows is None else n_windows
     max_steps = params["max_steps"] or budget(windows, batch_size)
     early = use_early_stopping(params["early_stopping"], max_steps, batch_size, windows)
