@@ -25,7 +25,12 @@ from matplotlib.text import Text
 
 from .evaluation.baselines import BASELINES
 
-CAUTION = "Attention shows where the model looked (routing), not why it forecast what it did."
+ROUTING = "Attention shows where the model looked (routing), not why it forecast what it did."
+# The note under a map without shares: a model with log_target has none.
+CAUTION = (
+    f"{ROUTING} No shares are given for a model with log_target: its parts would add up to the log of the "
+    "forecast, not to the forecast."
+)
 OBSERVATION_SHARES = (
     "Colours: attention weights. With observation values, weight x observation (moved to the target by the seasonal "
     "and trend adjustment, plus its linear-skip term) is each point's exact share of the forecast: the bars below; "
@@ -372,7 +377,7 @@ def plot_attention_profile(
     ax.set_title("Attention profile: where the model looks, on average", loc="left", fontsize=11)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.text(0.01, 0.005, CAUTION, fontsize=8, color="0.35")
+    fig.text(0.01, 0.005, ROUTING, fontsize=8, color="0.35")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 from conftest import fast_model, future_frame
 
-from forecaster.plots import GRADIENT_SHARES, OBSERVATION_SHARES, account_caption, forecast_sources
+from forecaster.plots import CAUTION, GRADIENT_SHARES, OBSERVATION_SHARES, account_caption, forecast_sources
 
 PARTS = ["step_baseline", "step_covariates", "step_partners", "step_head"]
 
@@ -136,6 +136,8 @@ def test_plots_and_reports_say_which_account_they_show(panel):
         assert points.sum() + parts["baseline"] + parts["covariates"] + parts["partners"] == pytest.approx(
             parts["forecast"], rel=1e-9
         )
+    logged = fast_model(log_target=True).fit(df.assign(y=df["y"].abs())).explain()
+    assert "contribution" not in logged and account_caption(logged) == CAUTION and "log_target" in CAUTION
 
 
 def test_the_baseline_is_the_window_level(panel):
