@@ -286,7 +286,7 @@ def plot_attention(
         _draw_sources(axes[2], ex, hist_times, x_edges, history_col)
     axes[-1].set_xlabel("attended history period (the forecast panel's time axis)")
     # The note in lines of the figure's width, so that it never widens the saved figure past its panels.
-    fig.text(0.01, 0.005, textwrap.fill(account_caption(ex), NOTE_WIDTH), fontsize=8, color="0.35")
+    fig.text(0.01, 0.005, textwrap.fill(account_caption(ex), NOTE_WIDTH), fontsize=8, color="0.35", va="bottom")
     return fig
 
 
