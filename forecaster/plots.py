@@ -240,46 +240,16 @@ def plot_attention(
     padded = np.zeros(len(hist_times), bool)
     if "padded" in ex:
         padded = ex.groupby(history_col)["padded"].first().reindex(hist_times).fillna(False).to_numpy()
-    origin = ex[time_col].min()
     accounted = "contribution" in ex
 
     ratios = [1.1, 1.4, 0.9][: 2 + accounted]
     fig, axes = plt.subplots(len(ratios), 1, figsize=(10, 6.5 + 2.4 * accounted), height_ratios=ratios, layout="constrained")
     fig.get_layout_engine().set(rect=(0, 0.045, 1, 0.955), h_pad=0.06)  # room for the note below
     top, bottom = axes[0], axes[1]
-    past = after = fc = point = lo = hi = None
-    if history_df is not None:
-        series = history_df[history_df[id_col] == unique_id].sort_values(time_col)
-        past, after = series[series[time_col] < origin], series[series[time_col] >= origin]
-    if forecast is not None:
-        fc = forecast[forecast[id_col] == unique_id]
-        point, lo, hi = _point_and_band(fc, None)
-    top.xaxis_date()
-    _draw_forecast(top, past, fc, after, point, lo, hi, time_col, target_col)
     x_edges = _edges(hist_times)
-    half = x_edges[-1] - mdates.date2num(hist_times[-1].to_pydatetime())
-    top.set_xlim(x_edges[0], max(x_edges[-1], mdates.date2num(pd.Timestamp(ex[time_col].max()).to_pydatetime()) + half))
-    top.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
-    heading = f"{unique_id}: where each horizon step looked" if title is None else title
-    literal(top.set_title(heading, loc="left", fontsize=11), top.set_ylabel(target_col))
-    _legend_outside(top)
-    top.grid(alpha=0.3)
-
-    y_edges = np.append(grid.index.to_numpy() - 0.5, grid.index[-1] + 0.5)
-    values = np.ma.masked_where(np.broadcast_to(padded[None, :], grid.shape), grid.to_numpy())
-    mesh = bottom.pcolormesh(x_edges, y_edges, values, cmap="viridis", shading="flat", vmin=0, vmax=vmax)
-    for i in np.flatnonzero(padded):
-        bottom.axvspan(x_edges[i], x_edges[i + 1], facecolor="0.85", hatch="///", edgecolor="0.6", lw=0)
-    bottom.set_ylabel("horizon step")
-    bottom.invert_yaxis()
-    bottom.xaxis_date()
-    bottom.set_xlim(top.get_xlim())  # the forecast panel's time axis: each column under its own period
-    bottom.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
-    extend = "max" if vmax is not None and np.ma.max(values) > vmax else "neither"  # an arrow when weights pass vmax
-    fig.colorbar(mesh, cax=bottom.inset_axes([1.015, 0, 0.022, 1]), extend=extend, label="attention weight")  # beside it only
-    if padded.any():
-        patch = Patch(facecolor="0.85", hatch="///", edgecolor="0.6", label="padding (no data)")
-        bottom.legend(handles=[patch], loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, borderaxespad=0.2)
+    names = (id_col, time_col, target_col)
+    _draw_forecast_panel(top, ex, history_df, forecast, unique_id, names, x_edges, hist_times, title)
+    _draw_heatmap(fig, bottom, grid, padded, x_edges, top.get_xlim(), ex[time_col].min(), vmax)
     if accounted:
         axes[2].sharex(bottom)
         bottom.tick_params(labelbottom=False)
@@ -288,6 +258,47 @@ def plot_attention(
     # The note in lines of the figure's width, so that it never widens the saved figure past its panels.
     fig.text(0.01, 0.005, textwrap.fill(account_caption(ex), NOTE_WIDTH), fontsize=8, color="0.35", va="bottom")
     return fig
+
+
+def _draw_forecast_panel(ax, ex, history_df, forecast, unique_id, names, x_edges, hist_times, title) -> None:
+    """The top panel of a map: history, actuals after the origin and the forecast, from the window's start."""
+    id_col, time_col, target_col = names
+    origin = ex[time_col].min()
+    past = after = fc = point = lo = hi = None
+    if history_df is not None:
+        series = history_df[history_df[id_col] == unique_id].sort_values(time_col)
+        past, after = series[series[time_col] < origin], series[series[time_col] >= origin]
+    if forecast is not None:
+        fc = forecast[forecast[id_col] == unique_id]
+        point, lo, hi = _point_and_band(fc, None)
+    ax.xaxis_date()
+    _draw_forecast(ax, past, fc, after, point, lo, hi, time_col, target_col)
+    half = x_edges[-1] - mdates.date2num(hist_times[-1].to_pydatetime())
+    ax.set_xlim(x_edges[0], max(x_edges[-1], mdates.date2num(pd.Timestamp(ex[time_col].max()).to_pydatetime()) + half))
+    ax.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
+    heading = f"{unique_id}: where each horizon step looked" if title is None else title
+    literal(ax.set_title(heading, loc="left", fontsize=11), ax.set_ylabel(target_col))
+    _legend_outside(ax)
+    ax.grid(alpha=0.3)
+
+
+def _draw_heatmap(fig, ax, grid: pd.DataFrame, padded: np.ndarray, x_edges, xlim, origin, vmax) -> None:
+    """Horizon step x attended period, on the forecast panel's time axis ``xlim``; padding hatched, colour bar beside."""
+    y_edges = np.append(grid.index.to_numpy() - 0.5, grid.index[-1] + 0.5)
+    values = np.ma.masked_where(np.broadcast_to(padded[None, :], grid.shape), grid.to_numpy())
+    mesh = ax.pcolormesh(x_edges, y_edges, values, cmap="viridis", shading="flat", vmin=0, vmax=vmax)
+    for i in np.flatnonzero(padded):
+        ax.axvspan(x_edges[i], x_edges[i + 1], facecolor="0.85", hatch="///", edgecolor="0.6", lw=0)
+    ax.set_ylabel("horizon step")
+    ax.invert_yaxis()
+    ax.xaxis_date()
+    ax.set_xlim(xlim)  # the forecast panel's time axis: each column under its own period
+    ax.axvline(mdates.date2num(pd.Timestamp(origin).to_pydatetime()), color="0.5", lw=0.8, ls=":")
+    extend = "max" if vmax is not None and np.ma.max(values) > vmax else "neither"  # an arrow when weights pass vmax
+    fig.colorbar(mesh, cax=ax.inset_axes([1.015, 0, 0.022, 1]), extend=extend, label="attention weight")  # beside it only
+    if padded.any():
+        patch = Patch(facecolor="0.85", hatch="///", edgecolor="0.6", label="padding (no data)")
+        ax.legend(handles=[patch], loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, borderaxespad=0.2)
 
 
 def _explained_columns(explanation: pd.DataFrame) -> tuple[str, str]:
