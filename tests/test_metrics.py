@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from utilsforecast.losses import mase as uf_mase
 
-from forecaster.evaluation.metrics import mase, score_forecasts, seasonal_scale, seasonal_scales, smape
+from forecaster.evaluation.metrics import score_forecasts, seasonal_scale, seasonal_scales
 
 
 def _reference_scale(y, m):
@@ -67,23 +67,30 @@ def test_mase_agrees_with_utilsforecast_when_histories_hold_between_one_and_two_
     pd.testing.assert_series_equal(ours.sort_index(), expected.sort_index(), check_names=False, rtol=1e-12)
 
 
+def _scores(actual, forecast, scale: float = 1.0) -> pd.DataFrame:
+    """The backtest's scores of one series and one model."""
+    forecasts = pd.DataFrame({"unique_id": "a", "cutoff": 0, "y": actual, "m": forecast})
+    return score_forecasts(forecasts, pd.DataFrame({"unique_id": ["a"], "cutoff": [0], "scale": [scale]}), ["m"], {})
+
+
 def test_perfect_forecast_scores_zero_and_zero_scale_is_reported_not_inf():
     y = np.arange(30.0)
-    assert mase(y[24:], y[24:], seasonal_scale(y[:24], 12)) == 0.0
-    assert np.isnan(mase(np.ones(6), np.zeros(6), seasonal_scale(np.ones(24), 12)))
+    assert _scores(y[24:], y[24:], seasonal_scale(y[:24], 12))["mase"].iloc[0] == 0.0
+    assert np.isnan(_scores(np.ones(6), np.zeros(6), seasonal_scale(np.ones(24), 12))["mase"].iloc[0])
     forecasts = pd.DataFrame({"unique_id": "flat", "cutoff": 0, "y": np.ones(3), "m": np.ones(3)})
     scores = score_forecasts(forecasts, pd.DataFrame({"unique_id": ["flat"], "cutoff": [0], "scale": [0.0]}), ["m"], {})
     assert scores["zero_scale"].all() and scores["mase"].isna().all()
 
 
-def test_smape_bounds():
-    assert smape(np.array([1.0, 0.0]), np.array([1.0, 0.0])) == 0.0
-    assert smape(np.array([1.0]), np.array([-1.0])) == 200.0
+def test_smape_runs_from_0_to_200_and_counts_two_zeros_as_exact():
+    assert _scores([1.0, 0.0], [1.0, 0.0])["smape"].iloc[0] == 0.0
+    assert _scores([1.0], [-1.0])["smape"].iloc[0] == 200.0
+    assert _scores([2.0, 0.0], [1.0, 0.0])["smape"].iloc[0] == pytest.approx(100.0 / 3.0)  # (200/3 + 0) / 2
 
 
 def test_a_missing_forecast_is_not_scored_instead_of_scoring_perfectly():
-    assert np.isnan(smape(np.array([1.0]), np.array([np.nan])))
-    assert smape(np.array([1.0, 2.0]), np.array([np.nan, 2.0])) == 0.0  # only the forecast present counts
+    assert np.isnan(_scores([1.0], [np.nan])["smape"].iloc[0]) and np.isnan(_scores([1.0], [np.nan])["mase"].iloc[0])
+    assert _scores([1.0, 2.0], [np.nan, 2.0])["smape"].iloc[0] == 0.0  # only the forecast present counts
     forecasts = pd.DataFrame(
         {"unique_id": "a", "cutoff": 0, "y": [1.0, 2.0], "m": [np.nan, 3.0], "lo": [np.nan, 0.0], "hi": [np.nan, 5.0]}
     )

@@ -47,22 +47,15 @@ def seasonal_scales(train: pd.DataFrame, season_length: int, id_col: str = "uniq
     return pd.Series(scales, index=pd.Index(ids, name=id_col), name="scale")
 
 
-def mase(actual: np.ndarray, forecast: np.ndarray, scale: float) -> float:
-    """Mean absolute scaled error of one horizon; NaN when ``scale`` is 0 or undefined."""
-    if not np.isfinite(scale) or scale <= 0:
-        return float("nan")
-    return float(np.nanmean(np.abs(np.asarray(actual) - np.asarray(forecast)))) / scale
+def smape_terms(actual: np.ndarray, forecast: np.ndarray) -> np.ndarray:
+    """Each period's symmetric absolute percentage error (0..200): 0 where both are 0, NaN where either is missing.
 
-
-def smape(actual: np.ndarray, forecast: np.ndarray) -> float:
-    """Symmetric MAPE in percent (0..200); a period where both are 0 counts as 0, one where either is NaN not at all."""
+    The one sMAPE kernel: a series' sMAPE is the mean of its terms (:func:`score_forecasts`).
+    """
     actual, forecast = np.asarray(actual, dtype=float), np.asarray(forecast, dtype=float)
     denominator = np.abs(actual) + np.abs(forecast)
-    ratio = np.where(denominator > 0, 2.0 * np.abs(actual - forecast) / np.where(denominator > 0, denominator, 1.0), 0.0)
-    ratio = np.where(np.isnan(actual) | np.isnan(forecast), np.nan, ratio)
-    if np.isnan(ratio).all():  # nothing to score: NaN, without numpy's empty-slice warning
-        return float("nan")
-    return float(100.0 * np.nanmean(ratio))
+    terms = np.where(denominator > 0, 200.0 * np.abs(actual - forecast) / np.where(denominator > 0, denominator, 1.0), 0.0)
+    return np.where(np.isnan(actual) | np.isnan(forecast), np.nan, terms)
 
 
 def score_forecasts(
@@ -84,17 +77,14 @@ def score_forecasts(
     y = forecasts["y"].to_numpy(dtype=float)
     for model in models:
         f = forecasts[model].to_numpy(dtype=float)
-        denominator = np.abs(y) + np.abs(f)
         part = pd.DataFrame(
             {
                 id_col: forecasts[id_col].to_numpy(),
                 "cutoff": forecasts["cutoff"].to_numpy(),
-                "abs_error": np.abs(y - f),
-                "smape": np.where(denominator > 0, 200.0 * np.abs(y - f) / np.where(denominator > 0, denominator, 1.0), 0.0),
+                "abs_error": np.abs(y - f),  # NaN where the actual or the forecast is missing: not scored
+                "smape": smape_terms(y, f),
             }
         )
-        missing = np.isnan(y) | np.isnan(f)  # no actual or no forecast: not scored, never a perfect score
-        part.loc[missing, ["abs_error", "smape"]] = np.nan
         if model in intervals:
             lower, upper = (forecasts[c].to_numpy(dtype=float) for c in intervals[model])
             inside = (y >= lower) & (y <= upper)
