@@ -296,7 +296,7 @@ def test_adam_scales_each_element_of_the_learning_rate():
 
 
 def test_auto_keeps_the_prior_as_it_is_and_calibrates_it_while_pretrained_fine_tunes():
-    """Under auto a fit from the prior takes no training step (the suite: as accurate at a tenth of the time), yet its
+    """Under auto a fit from the prior takes no training step (the suite: within 0.3% in MASE at a fifteenth of the time), yet its
     blend and intervals are calibrated on held-out windows, which a zero-shot model (max_steps=0) skips."""
     small = quarterly(n=6, length=40)
     auto = Seq2SeqForecaster(horizon=4, progress=False).fit(small)
