@@ -89,11 +89,12 @@ def training_job(
     prior = learning_rate_scales is not None
     # Covariates the prior never saw start from zero and need a full budget to be learnt (early stopping still decides).
     fresh = prior and any(bool((scale == 1.0).any()) for scale in learning_rate_scales.values())
-    budget = fine_tune_steps if prior and not fresh else warm_start_steps if warm else default_max_steps
-    if prior and not fresh and params["init"] == "auto":  # the prior as it is, calibrated on the held-out windows
-        budget = auto_prior_steps
-    if budget is default_max_steps and roles.future:  # covariates' effects take more steps than levels
-        budget = covariate_steps
+    if prior and not fresh:  # under auto the prior as it is, calibrated on the held-out windows; else a fine-tune
+        budget = auto_prior_steps if params["init"] == "auto" else fine_tune_steps
+    elif warm:
+        budget = warm_start_steps
+    else:  # from scratch, or from the prior with covariates it never saw: covariates' effects take more steps
+        budget = covariate_steps if roles.future else default_max_steps
     windows = len(all_series) if n_windows is None else n_windows
     max_steps = params["max_steps"] or budget(windows, batch_size)
     early = use_early_stopping(params["early_stopping"], max_steps, batch_size, windows)
