@@ -23,7 +23,7 @@ import pandas as pd
 
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import load_m3, load_tourism, make_panel
-from forecaster.evaluation.faithfulness import occlusions
+from forecaster.model.faithfulness import occlusions
 from forecaster.plots import attention_profile
 
 

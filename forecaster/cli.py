@@ -24,7 +24,7 @@ def _expected_errors() -> tuple[type[Exception], ...]:
     """
     from .data.roles import LeakageError
     from .evaluation.studies import SpecError
-    from .model.persistence import ModelFileError
+    from .model.files import ModelFileError
 
     return (SpecError, LeakageError, ModelFileError, ValueError, TypeError)
 

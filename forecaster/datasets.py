@@ -177,6 +177,18 @@ def load_fpp3(item: str = "aus_arrivals") -> tuple[pd.DataFrame, DatasetInfo]:
 MAX_SYNTHETIC_ROWS = 100_000_000
 
 
+def _check_size(n_series: int, length: int) -> None:
+    """Refuse a synthetic panel size that is not two positive integers, or that would not fit in memory."""
+    for name, value in (("n_series", n_series), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"`{name}` must be a positive integer; got {value!r}.")
+    if n_series * length > MAX_SYNTHETIC_ROWS:
+        raise ValueError(
+            f"`n_series` x `length` is {n_series * length:,} rows; at most {MAX_SYNTHETIC_ROWS:,} are generated "
+            "(each row takes about 100 bytes in memory)."
+        )
+
+
 def make_panel(
     n_series: int = 50,
     length: int = 120,
@@ -202,14 +214,7 @@ def make_panel(
     series start late (down to a third of ``length``), ``missing_share`` of targets are
     NaN (never the last two periods) and ``constant_share`` of series are constant.
     """
-    for name, value in (("n_series", n_series), ("length", length)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer; got {value!r}.")
-    if n_series * length > MAX_SYNTHETIC_ROWS:
-        raise ValueError(
-            f"`n_series` x `length` is {n_series * length:,} rows; at most {MAX_SYNTHETIC_ROWS:,} are generated "
-            "(each row takes about 100 bytes in memory)."
-        )
+    _check_size(n_series, length)
     rng = np.random.default_rng(seed)
     offset = normalise_freq(freq)
     season = season_lengths or (season_length_for(offset),)
@@ -234,8 +239,7 @@ def make_panel(
     missing = rng.random((n_series, length)) < missing_share
     missing[:, -2:] = False
     y[missing] = np.nan
-    ids = np.array([f"S{i:03d}" for i in range(n_series)])
-    times = pd.date_range("2000-01-01", periods=length, freq=offset)
+    ids, times = np.array([f"S{i:03d}" for i in range(n_series)]), pd.date_range("2000-01-01", periods=length, freq=offset)
     keep = (t >= starts[:, None]).ravel()
     df = pd.DataFrame(
         {

@@ -11,18 +11,19 @@ import copy
 from collections.abc import Sequence
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .data.features import FeatureSpec, fit_features
 from .data.frequency import infer_offset, normalise_freq
-from .data.panel import Panel, refuse_short, with_future
+from .data.panel import Panel, refuse_short
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
+from .engines import engine, is_dask_frame
+from .model.fitted import FittedModel
 from .model.fitting import calibrated, network_config, training_job
-from .model.inference import Forecast, accountable, forecast_windows, history_kept, model_panel, panel_digest, state_units
+from .model.inference import Forecast, history_kept, model_panel, panel_digest
 from .model.members import MemberTrainer, fit_members
 from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
@@ -39,7 +40,6 @@ from .model.prior import adapted_weights, auto_prior, frame_windows, learning_ra
 from .model.state import FittedState
 from .model.training import TrainResult
 from .model.warm_start import extend_features, extend_spec, warm_start_state, widen_static_inputs
-from .scale.dispatch import is_dask_frame
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
 
@@ -198,21 +198,50 @@ class Seq2SeqForecaster(BaseEstimator):
 
     # ------------------------------------------------------------------ parameters
     def _columns(self) -> Columns:
-        return Columns(self.id_col, self.time_col, self.target_col)
+        return Columns.from_params(self.get_params())
 
     def _roles(self) -> CovariateRoles:
-        reserved = (self.id_col, self.time_col, self.target_col)
-        return CovariateRoles.from_arguments(self.future_covariates, self.past_covariates, self.static_covariates, reserved)
-
-    def _accountable(self) -> bool:
-        """Whether this model's forecasts can come with an account (not with ``log_target``)."""
-        return accountable(self.state_)
+        return CovariateRoles.from_params(self.get_params())
 
     def _blend_weights(self) -> dict[str, float]:
         """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as chosen at fit."""
         state = getattr(self, "state_", None)
         chosen = state.calibration.blend if state is not None and state.calibration is not None else None
         return blend_weights(self.get_params(), chosen)
+
+    # ------------------------------------------------------------------ the fitted model
+    def fitted(self) -> FittedModel:
+        """The fitted model as the package's modules use it (state, network, device; forecasts at any origins).
+
+        Raises:
+            NotFittedError: the model has not been fitted.
+            ValueError: a parameter that shapes the forecasts changed since the fit.
+        """
+        check_is_fitted(self, "network_")
+        self._check_unchanged()
+        return self._fitted_model()
+
+    def _fitted_model(self) -> FittedModel:
+        return FittedModel(
+            self.state_,
+            self.network_,
+            self.device_,
+            self._blend_weights(),
+            self._columns(),
+            self.horizon,
+            self.fill_gaps,
+            self.num_threads,
+        )
+
+    def set_fitted(self, state: FittedState, network: Ensemble, device, results: list[TrainResult]) -> Seq2SeqForecaster:
+        """Adopt a fit's outcome (``fit``, ``load`` and the scale-out paths all end here); returns ``self``.
+
+        The learned attributes are written together, and the parameters they were fitted with recorded, so that a
+        forecast refuses parameters changed since (``predict``) and never reuses a pass of an earlier fit.
+        """
+        self.state_, self.network_, self.device_, self.train_results_ = state, network, device, results
+        self._fitted_params, self._cache = copy.deepcopy(self.get_params()), None
+        return self
 
     # ------------------------------------------------------------------ fit
     def fit(self, df: pd.DataFrame, y: object = None) -> Seq2SeqForecaster:
@@ -224,14 +253,12 @@ class Seq2SeqForecaster(BaseEstimator):
         (``forecaster.scale.dask_fit``; as a whole frame when its windows are few enough).
         """
         if is_dask_frame(df):
-            from .scale.dask_fit import fit_dask
-
-            return fit_dask(self, df)
+            return engine("dask.fit")(self, df)
         frame, tz = clean_history(df, self._columns(), self._roles())
-        self._fit_frame(frame, tz)
+        self.fit_frame(frame, tz)
         return self
 
-    def _fit_frame(
+    def fit_frame(
         self,
         frame: pd.DataFrame,
         tz: str | None,
@@ -242,7 +269,7 @@ class Seq2SeqForecaster(BaseEstimator):
     ) -> Panel:
         """Fit on a frame that ``clean_history`` already validated; returns the panel the fit built.
 
-        The backtest calls this once per refitted fold, then forecasts from the same panel.
+        The backtest calls this once per refitted fold, then forecasts from the same panel (``fitted().forecast_at``).
         ``train_members(job, seeds, initial)`` trains the members instead of ``fit_members``
         (``forecaster.scale.distributed`` passes one that trains each across processes).
         ``features`` and ``n_windows``: the covariate encodings and training windows of a whole panel
@@ -256,12 +283,7 @@ class Seq2SeqForecaster(BaseEstimator):
         units = resolve_units(self.get_params(), offset)
         season = units["season_length"]
         quantiles = training_quantiles(self.quantiles)
-        prior = None
-        if self.init == "pretrained":
-            prior = prior_for(offset, self.get_params(), {**units, "input_size": self.input_size})
-        elif self.init == "auto":
-            rows = n_windows if n_windows is not None else frame_windows(frame, columns, self.horizon)
-            prior = auto_prior(offset, self.get_params(), {**units, "input_size": self.input_size}, roles, rows)
+        prior = self._prior(frame, columns, roles, offset, units, n_windows)
         if prior is not None:
             units["input_size"], quantiles = prior.input_size, prior.quantiles
         previous = warm_start_state(self, roles, offset.freqstr, quantiles, units) if self.warm_start else None
@@ -306,28 +328,40 @@ class Seq2SeqForecaster(BaseEstimator):
         network.eval()
         # Learned state is assigned only once training has finished, so an interrupted
         # fit never leaves a half-updated estimator behind.
+        warm_starts = previous.warm_starts + 1 if previous is not None else 0
+        state = self._new_state(frame, tz, panel, features, quantiles, config, len(results), offset, units, warm_starts)
+        self.init_ = "pretrained" if prior is not None else "warm start" if previous is not None else "scratch"
+        state = state if job is None else calibrated(network, state, panel, job.holdout, self.get_params(), device)
+        self.set_fitted(state, network, device, results)
+        return panel
+
+    def _prior(self, frame: pd.DataFrame, columns: Columns, roles: CovariateRoles, offset, units: dict, n_windows):
+        """The prior a fit starts from (``init``: always with "pretrained", on small panels with "auto"), or None."""
+        if self.init == "pretrained":
+            return prior_for(offset, self.get_params(), {**units, "input_size": self.input_size})
+        if self.init == "auto":
+            rows = n_windows if n_windows is not None else frame_windows(frame, columns, self.horizon)
+            return auto_prior(offset, self.get_params(), {**units, "input_size": self.input_size}, roles, rows)
+        return None
+
+    def _new_state(self, frame, tz, panel, features, quantiles, config, n_members, offset, units, warm_starts) -> FittedState:
+        """The fitted state of a fit on ``frame`` (before calibration), with the history tail ``predict`` reads."""
+        columns, by_series = self._columns(), frame.groupby(self.id_col, sort=False, observed=True)
         kept = history_kept(units["input_size"], panel.decomposition)
-        state = FittedState(
+        return FittedState(
             freq=offset.freqstr,
-            roles=roles,
+            roles=self._roles(),
             features=features,
             quantiles=quantiles,
             network=config,
-            n_members=len(results),
+            n_members=n_members,
             tz=tz,
-            history=frame.groupby(columns.id, sort=False, observed=True).tail(kept).reset_index(drop=True),
-            training_end=frame.groupby(columns.id, sort=False, observed=True)[columns.time].max(),
+            history=by_series.tail(kept).reset_index(drop=True),
+            training_end=by_series[columns.time].max(),
             scaler=self.scaler,
-            warm_starts=previous.warm_starts + 1 if previous is not None else 0,
+            warm_starts=warm_starts,
             **units,
         )
-        self.init_ = "pretrained" if prior is not None else "warm start" if previous is not None else "scratch"
-        self.state_ = state if job is None else calibrated(network, state, panel, job.holdout, self.get_params(), device)
-        self.device_ = device
-        self.train_results_ = results
-        self.network_ = network
-        self._fitted_params, self._cache = copy.deepcopy(self.get_params()), None
-        return panel
 
     @classmethod
     def from_pretrained(cls, horizon: int, **params) -> Seq2SeqForecaster:
@@ -366,7 +400,7 @@ class Seq2SeqForecaster(BaseEstimator):
                 "A model from `from_pretrained` has no series of its own: pass the history to forecast, predict(df=...)."
             )
         frame, tz = clean_history(df, self._columns(), self._roles())
-        panel = self._fit_frame(frame, tz)
+        panel = self.fit_frame(frame, tz)
         self._follows_data = True
         return panel, tz
 
@@ -395,18 +429,7 @@ class Seq2SeqForecaster(BaseEstimator):
         # Without future-known covariates a future frame is still checked: no targets or past covariates in it.
         future = None if future_df is None else clean_future(future_df, columns, state.roles, tz)
         future = future if state.roles.future else None
-        offset = normalise_freq(state.freq)
-        panel = model_panel(
-            frame, columns, state.roles, state.features, offset, self.horizon, state_units(state), future, self.fill_gaps
-        )
-        return panel, tz
-
-    def _forecast(self, panel: Panel, series: np.ndarray, origins: np.ndarray, account: bool = False) -> Forecast:
-        """The inference core on windows (series, origin) of a panel this model prepared (``account``: with it)."""
-        weights = self._blend_weights()
-        return forecast_windows(
-            self.network_, self.state_, panel, series, origins, weights, self.device_, self.num_threads, account
-        )
+        return self._fitted_model().panel(frame, future), tz
 
     def _forecast_ends(self, panel: Panel, account: bool = False) -> Forecast:
         """Forecast from each series' end (``account``: with its account), reusing the last pass on the same inputs.
@@ -416,18 +439,12 @@ class Seq2SeqForecaster(BaseEstimator):
         """
         key = (panel_digest(panel), tuple(self._blend_weights().items()), id(self.network_))
         cached = getattr(self, "_cache", None)
-        if cached is not None and cached[0] == key and (not account or cached[1].account is not None or not self._accountable()):
+        fitted = self._fitted_model()
+        if cached is not None and cached[0] == key and (not account or cached[1].account is not None or not fitted.accountable):
             return cached[1]
-        forecast = self._forecast(panel, np.arange(len(panel.ids)), np.full(len(panel.ids), panel.last_col), account=account)
+        forecast = fitted.forecast_ends(panel, account=account)
         self._cache = (key, forecast)
         return forecast
-
-    def _with_future(self, panel: Panel, future: pd.DataFrame | None) -> Panel:
-        """A fitted panel with the horizon's future-known covariates placed (validated frames only)."""
-        if future is None:
-            return panel
-        state = self.state_
-        return with_future(panel, future, self._columns(), state.roles, state.features, normalise_freq(state.freq))
 
     def predict(self, df: pd.DataFrame | None = None, future_df: pd.DataFrame | None = None) -> pd.DataFrame:
         """Forecast ``horizon`` periods after the end of each series.
@@ -443,9 +460,7 @@ class Seq2SeqForecaster(BaseEstimator):
             (``forecaster.scale.dask_frames``; ``future_df`` may then be Dask or pandas).
         """
         if is_dask_frame(df) or is_dask_frame(future_df):
-            from .scale.dask_frames import forecast_frames
-
-            return forecast_frames(self, "predict", df, future_df)
+            return engine("dask.forecast_frames")(self, "predict", df, future_df)
         panel, tz = self._panel_for(df, future_df)
         forecast = self._forecast_ends(panel)
         return forecast_frame(panel, forecast, self.state_.quantiles, self.quantiles, self.id_col, self.time_col, tz)
@@ -480,9 +495,7 @@ class Seq2SeqForecaster(BaseEstimator):
         With a Dask ``df``, a lazy Dask DataFrame of the same rows (as ``predict``).
         """
         if is_dask_frame(df) or is_dask_frame(future_df):
-            from .scale.dask_frames import forecast_frames
-
-            return forecast_frames(self, "explain", df, future_df, include_padding=include_padding)
+            return engine("dask.forecast_frames")(self, "explain", df, future_df, include_padding=include_padding)
         panel, tz = self._panel_for(df, future_df)
         forecast = self._forecast_ends(panel, account=True)
         values = self.state_.network.values
@@ -491,7 +504,7 @@ class Seq2SeqForecaster(BaseEstimator):
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
         """Write the fitted model to directory ``path`` (JSON config with the fitted state, weights, history tail)."""
-        from .model.persistence import save_model
+        from .model.files import save_model
 
         check_is_fitted(self, "network_")
         save_model(self, path)
@@ -499,8 +512,6 @@ class Seq2SeqForecaster(BaseEstimator):
     @classmethod
     def load(cls, path) -> Seq2SeqForecaster:
         """Load a model written by :meth:`save`; never unpickles arbitrary objects."""
-        from .model.persistence import load_model
+        from .model.files import load_model
 
-        model = load_model(cls, path)
-        model._fitted_params = copy.deepcopy(model.get_params())
-        return model
+        return load_model(cls, path)

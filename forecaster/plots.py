@@ -23,7 +23,8 @@ from matplotlib.legend import Legend
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
-from .evaluation.baselines import BASELINES
+from .model.faithfulness import occlusions
+from .model.outputs import BASELINES
 
 ROUTING = "Attention shows where the model looked (routing), not why it forecast what it did."
 # The note under a map without shares: a model with log_target has none.
@@ -405,7 +406,7 @@ class AttentionDiagnostics:
         last_season_share: mean weight on the last ``season_length`` periods before the origin.
         by_step: the same per horizon step.
         occlusion_ratio: how much more the forecast moves when the most attended history points are replaced
-            by the series' mean than when the least attended are (see ``forecaster.evaluation.faithfulness``);
+            by the series' mean than when the least attended are (see ``forecaster.model.faithfulness``);
             well above 1 for a faithful map. NaN unless ``attention_diagnostics`` was given the model and its data.
     """
 
@@ -449,8 +450,6 @@ def attention_diagnostics(
     by_step = per.groupby("step")[["entropy", "normalised", "recent"]].mean().rename(columns={"recent": "last_season_share"})
     ratio = share_ratio = float("nan")
     if model is not None and df is not None:
-        from .evaluation.faithfulness import occlusions
-
         rankings = ("weight", "contribution") if "contribution" in explanation else ("weight",)
         results = occlusions(model, df, future_df, n_points, rank_by=rankings)
         ratio = results["weight"].ratio

@@ -8,8 +8,7 @@ from forecaster.data.frequency import normalise_freq
 from forecaster.data.roles import CovariateRoles
 from forecaster.data.validation import Columns
 from forecaster.datasets import make_panel
-from forecaster.evaluation.backtest import fold_data, guard_fold
-from forecaster.evaluation.splits import rolling_origins
+from forecaster.evaluation.folds import fold_data, guard_fold, rolling_origins
 
 
 @pytest.fixture(scope="module")
@@ -125,13 +124,13 @@ def test_guard_refuses_late_training_rows(data):
 def test_refit_false_scores_all_origins_with_one_fit(data, monkeypatch):
     from forecaster import Seq2SeqForecaster
 
-    fits, fit_frame = [], Seq2SeqForecaster._fit_frame
+    fits, fit_frame = [], Seq2SeqForecaster.fit_frame
 
     def counted(self, *args, **kwargs):
         fits.append(1)
         return fit_frame(self, *args, **kwargs)
 
-    monkeypatch.setattr(Seq2SeqForecaster, "_fit_frame", counted)
+    monkeypatch.setattr(Seq2SeqForecaster, "fit_frame", counted)
     model = fast_model()
     result = backtest(model, data, n_windows=3, refit=False, window="sliding", baselines=("seasonal_naive",), progress=False)
     assert len(fits) == 1

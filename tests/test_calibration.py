@@ -7,7 +7,8 @@ from conftest import fast_model
 from scipy.stats import norm
 
 from forecaster import backtest
-from forecaster.data.validation import clean_history
+from forecaster.data.roles import CovariateRoles
+from forecaster.data.validation import Columns, clean_history
 from forecaster.evaluation.metrics import score_quantiles, weighted_quantile_loss
 from forecaster.model.calibration import (
     HoldOut,
@@ -23,6 +24,12 @@ from forecaster.model.params import training_quantiles
 
 LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 FIXED = {"theta_weight": None, "holt_winters_weight": None}
+
+
+def validated(model, frame):
+    """``frame`` validated for ``model`` as ``fit`` validates it: the frame and its time zone."""
+    params = model.get_params()
+    return clean_history(frame, Columns.from_params(params), CovariateRoles.from_params(params))
 
 
 def _normal_quantiles(n: int, horizon: int, width: float) -> np.ndarray:
@@ -135,7 +142,7 @@ def test_no_training_window_reads_a_held_out_target(panel):
     df, _ = panel
     model = fast_model(max_steps=5, early_stopping=False)
     frame = df.sort_values(["unique_id", "ds"])
-    panel_ = model._fit_frame(*clean_history(frame, model._columns(), model._roles()))
+    panel_ = model.fit_frame(*validated(model, frame))
     params = model.get_params()
     quantiles = training_quantiles(params["quantiles"])
     config = network_config(panel_, model._roles(), model.state_.features, quantiles, 12, params)
@@ -162,7 +169,7 @@ def test_held_out_windows_without_history_are_not_scored(panel):
     short = pd.DataFrame({"unique_id": "tiny", "ds": pd.date_range("2010-01-01", periods=6, freq="MS"), "y": np.arange(6.0)})
     data = pd.concat([df[["unique_id", "ds", "y"]], short], ignore_index=True)
     model = fast_model(early_stopping=True).fit(data)
-    built = model._fit_frame(*clean_history(data, model._columns(), model._roles()))
+    built = model.fit_frame(*validated(model, data))
     holdout = plan_holdout(built, 6, 3, every_series=True, seed=0)
     series, origins = holdout.windows(built)
     assert (origins < built.first_col[series]).any()  # the plan reaches before the tiny series starts ...
@@ -172,7 +179,7 @@ def test_held_out_windows_without_history_are_not_scored(panel):
 def test_a_fifth_of_the_series_is_held_out_without_early_stopping_and_all_with_it(panel):
     df, _ = panel
     model = fast_model(max_steps=5)
-    built = model._fit_frame(*clean_history(df, model._columns(), model._roles()))
+    built = model.fit_frame(*validated(model, df))
     most = int(0.05 * np.median(built.length))  # origins per series: never more than 5% of a typical length
     some = plan_holdout(built, 6, 3, every_series=False, seed=0)
     assert len(some.series) == int(np.ceil(0.2 * len(built.ids))) and some.back == most
@@ -236,7 +243,7 @@ def test_the_factors_are_learnt_on_the_offsets_the_forecast_then_scales(panel, m
     model = fast_model().fit(df)
     assert model.state_.calibration.shape > 0  # the partner's distribution is mixed in
     model.state_ = replace(model.state_, calibration=replace(model.state_.calibration, factors=None))
-    forecast = model._forecast(seen["panel"], seen["series"], seen["origins"])
+    forecast = model.fitted().forecast_at(seen["panel"], seen["series"], seen["origins"])
     np.testing.assert_allclose(forecast.quantiles, seen["quantiles"], rtol=1e-10)
 
 

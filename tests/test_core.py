@@ -28,8 +28,8 @@ class SeasonalNaiveNetwork(Seq2SeqForecaster):
     forecast from whatever origin the backtest passes.
     """
 
-    def _fit_frame(self, frame, tz):
-        panel = super()._fit_frame(frame, tz)
+    def fit_frame(self, frame, tz, *args, **kwargs):
+        panel = super().fit_frame(frame, tz, *args, **kwargs)
         with torch.no_grad():
             for member in self.network_.members:
                 for parameter in member.parameters():

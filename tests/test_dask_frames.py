@@ -12,10 +12,10 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 from forecaster.datasets import make_panel  # noqa: E402
+from forecaster.engines import is_dask_frame  # noqa: E402
 from forecaster.scale import dask_fit  # noqa: E402
 from forecaster.scale.dask_fit import fit_dask, in_sample  # noqa: E402
 from forecaster.scale.dask_frames import by_series, series_partition  # noqa: E402
-from forecaster.scale.dispatch import is_dask_frame  # noqa: E402
 from forecaster.scale.distributed import fit_distributed  # noqa: E402
 from forecaster.scale.window_stream import series_windows  # noqa: E402
 

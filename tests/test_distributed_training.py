@@ -68,6 +68,11 @@ def test_spawned_fit_forecasts_and_learns():
     assert _loss_fell(model.train_result_.train_loss)
     forecast = model.predict(future_df=future_frame(df, 6))
     assert len(forecast) == 6 * df["unique_id"].nunique() and np.isfinite(forecast["y_hat"]).all()
+    # Each series' forecast sits at its own level (levels differ up to 20-fold across series): forecasts in scaled
+    # units, or series mixed up across ranks, put them far off (series reversed: ratios from 0.04 to 18).
+    level = df.groupby("unique_id")["y"].apply(lambda y: y.tail(12).mean())
+    ratio = forecast.groupby("unique_id")["y_hat"].mean() / level
+    assert ratio.between(0.4, 2.5).all() and 0.7 <= ratio.median() <= 1.3, ratio.round(2).to_dict()
 
 
 def test_each_rank_trains_on_its_own_series_and_its_part_of_the_batch():
@@ -79,7 +84,7 @@ def test_each_rank_trains_on_its_own_series_and_its_part_of_the_batch():
 
     frame, tz = clean_history(_panel(), model._columns(), model._roles())
     with pytest.raises(RuntimeError, match="captured"):  # the job the estimator hands a member trainer
-        model._fit_frame(frame, tz, capture)
+        model.fit_frame(frame, tz, capture)
     job = seen["job"]
     shards = [shard_job(job, rank, 3, "cpu") for rank in range(3)]
     assert [s.train.batch_size for s in shards] == [11, 11, 11]  # ceil(32 / 3): a step still takes >= batch_size windows

@@ -7,7 +7,7 @@ from conftest import fast_model, future_frame
 
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
-from forecaster.evaluation.faithfulness import occlusion
+from forecaster.model.faithfulness import occlusion
 from forecaster.plots import attention_diagnostics, attention_profile, forecast_sources, plot_attention
 
 PARTS = ["step_baseline", "step_covariates", "step_partners"]

@@ -19,8 +19,7 @@ from conftest import fast_model, future_frame
 
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
-from forecaster.model import persistence
-from forecaster.model.persistence import ModelFileError
+from forecaster.model.files import ModelFileError, store
 
 DATA = Path(__file__).parent / "data"
 TINY = dict(hidden_size=8, max_steps=20)
@@ -101,8 +100,8 @@ def test_save_refuses_to_replace_a_file_or_a_folder_that_holds_more_than_a_model
 
 # ---------------------------------------------------------------------------- 2. atomic saves
 def _fail_on_call(monkeypatch, name: str, call: int, error: BaseException) -> None:
-    """Make ``persistence.<name>`` raise ``error`` at its ``call``-th call (a crash at that step of a save)."""
-    original, calls = getattr(persistence, name), []
+    """Make ``store.<name>`` raise ``error`` at its ``call``-th call (a crash at that step of a save)."""
+    original, calls = getattr(store, name), []
 
     def failing(*args, **kwargs):
         calls.append(1)
@@ -110,12 +109,12 @@ def _fail_on_call(monkeypatch, name: str, call: int, error: BaseException) -> No
             raise error
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(persistence, name, failing)
+    monkeypatch.setattr(store, name, failing)
 
 
 @pytest.mark.parametrize(
     "step, call",
-    [("_write_file", 1), ("_write_file", 2), ("_write_file", 3), ("_write_file", 4), ("_fsync_dir", 1), ("_rename", 2)],
+    [("write_file", 1), ("write_file", 2), ("write_file", 3), ("write_file", 4), ("fsync_dir", 1), ("rename", 2)],
 )
 def test_a_save_that_dies_midway_leaves_the_old_model_whole_and_no_temporary_folder(
     fitted, other, panel, tmp_path, monkeypatch, step, call
@@ -166,7 +165,7 @@ def test_a_save_that_dies_between_its_renames_leaves_the_old_model_recoverable_a
             return
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(persistence, "_rename", dies_after_the_first)
+    monkeypatch.setattr(store, "rename", dies_after_the_first)
     with pytest.raises(KeyboardInterrupt):
         other.save(folder)
     monkeypatch.undo()

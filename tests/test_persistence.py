@@ -8,7 +8,7 @@ import torch
 from conftest import fast_model, future_frame
 
 from forecaster import Seq2SeqForecaster
-from forecaster.model.persistence import ModelFileError
+from forecaster.model.files import ModelFileError
 
 
 def rewrite_config(folder, config: dict) -> None:

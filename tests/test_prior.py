@@ -348,5 +348,5 @@ def test_a_fit_from_scratch_with_future_known_covariates_takes_at_least_200_step
 
         cleaned, tz = clean_history(frame, model._columns(), model._roles())
         with pytest.raises(RuntimeError, match="captured"):
-            model._fit_frame(cleaned, tz, capture)
+            model.fit_frame(cleaned, tz, capture)
     assert budgets == {"covariates": 200, "none": 100, "given": 30}

@@ -51,6 +51,13 @@ class CovariateRoles:
     static: tuple[str, ...] = ()
 
     @classmethod
+    def from_params(cls, params: dict) -> CovariateRoles:
+        """The roles an estimator's parameters declare (``future_covariates``, ...), checked as ``from_arguments`` does."""
+        reserved = (params["id_col"], params["time_col"], params["target_col"])
+        future, past, static = (params[f"{role}_covariates"] for role in ("future", "past", "static"))
+        return cls.from_arguments(future, past, static, reserved)
+
+    @classmethod
     def from_arguments(
         cls,
         future: str | Iterable[str] | None,

@@ -26,6 +26,11 @@ class Columns:
     time: str = "ds"
     target: str = "y"
 
+    @classmethod
+    def from_params(cls, params: dict) -> Columns:
+        """The column names an estimator's parameters (``id_col``, ``time_col``, ``target_col``) declare."""
+        return cls(params["id_col"], params["time_col"], params["target_col"])
+
 
 def _require_frame(df: object, argument: str) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import reprlib
+import time
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..model.outputs import quantile_column
-
-BASELINES = ("seasonal_naive", "auto_ets")
+from ..engines import engine
+from ..model.outputs import BASELINES, quantile_column
 
 
 def _interval_bound(q: float) -> tuple[str, int | float]:
@@ -84,3 +84,28 @@ def run_baselines(
             series = reprlib.repr(list(pd.unique(out.loc[bad, id_col])))
             raise FloatingPointError(f"Baseline `{n}` produced non-finite forecasts for series {series}.")
     return out
+
+
+def fold_baselines(train: pd.DataFrame, fold, plan, n_jobs: int, seconds: dict, report=None, client=None) -> pd.DataFrame | None:
+    """The fold's statsforecast forecasts, one baseline at a time so that each one's time is its own (in ``seconds``).
+
+    With an active Dask client, each baseline runs on its workers, one group of whole series per task (the
+    ``"dask.baselines"`` engine, ``forecaster.scale.dask_baselines``); the forecasts are the same.
+    """
+    columns, frames = plan.columns, []
+    for name in plan.baselines:
+        if report is not None:
+            report.step(f"baseline {name}" + (" on the Dask cluster" if client is not None else ""))
+        tick = time.perf_counter()
+        kwargs = dict(time_col=columns.time, target_col=columns.target, quantiles=plan.levels)
+        arguments = dict(horizon=plan.horizon, freq=plan.freq, season_length=plan.season, names=(name,), **kwargs)
+        if client is not None:
+            base = engine("dask.baselines")(client, train, columns.id, **arguments)
+        else:
+            base = run_baselines(train, n_jobs=n_jobs, id_col=columns.id, **arguments)
+        frames.append(base.set_index([columns.id, columns.time]))
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - tick
+    if not frames:
+        return None
+    base = pd.concat(frames, axis=1).reset_index()
+    return base.assign(cutoff=base[columns.id].map(fold.cutoffs))

@@ -148,49 +148,53 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
             literal(fig.axes[0].set_title(f"{uid} ({name} seq2seq MASE), last fold", loc="left", fontsize=10))
             literal(fig.axes[0].set_title(notes[name][0], loc="right", fontsize=8, color="0.35"))
             images.append((f"Forecast: {name} series", uid, save(fig, folder, f"forecast_{name}.png")))
-    attention_md = ""
-    if result.attention is not None:
-        season = result.settings["season_length"]
-        diagnostics = attention_diagnostics(result.attention, season)
-        shown = result.attention[result.attention["unique_id"].isin(list(picks.values()))]
-        shown = shown[~shown["padded"]] if "padded" in shown else shown
-        vmax = float(shown["weight"].max()) if len(shown) else None  # one colour scale for the maps of a report
-        for name, uid in picks.items():
-            if uid in set(result.attention["unique_id"]) and uid in set(last["unique_id"]):
-                fig = plot_attention(result.attention, df=data, unique_id=uid, forecasts=last, vmax=vmax)
-                images.append((f"Attention: {name} series", uid, save(fig, folder, f"attention_{name}.png")))
-        fig = plot_attention_profile(result.attention, season, relative_to="target")
-        images.append(("Attention profile (lag from the target period)", None, save(fig, folder, "attention_profile.png")))
-        check = result.settings.get("occlusion")
-        faithful = (
-            f"- occlusion ratio: {check['ratio']:.2f} (the last fold, {check['n_series']} series): replacing each series' "
-            "3 most attended history points by its mean moves the forecast that many times as much as replacing the 3 "
-            "least attended. Above 1, the map points at what drives the forecast; below 1, away from it.\n"
-            if check
-            else ""
-        )
-        if check and "share_ratio" in check:
-            faithful += (
-                f"- the shares' occlusion ratio: {check['share_ratio']:.2f}: the same check with the 3 points of the "
-                "largest and the 3 of the smallest share of the forecast (the bars under each map).\n"
-            )
-        warning = occlusion_warning(check["ratio"] if check else None)
-        attention_md = (
-            (f"{warning}\n\n" if warning else "")
-            + faithful
-            + f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
-            f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
-            f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
-            f"- share of attention on the last season ({season} periods) before the origin: "
-            f"{diagnostics.last_season_share:.3f}\n\n"
-            + markdown_table(diagnostics.by_step)
-            + f"\n\n> {account_caption(result.attention)}\n"
-        )
+    attention_md = _attention_section(result, picks, last, folder, images) if result.attention is not None else ""
     text = _markdown(result, summary, by_step, attention_md, images, notes, reference, title)
     (folder / "report.md").write_text(text, encoding="utf-8")
     page = render_html(text, folder, [name for _, _, name in images], title or "Backtest report")
     (folder / "report.html").write_text(page, encoding="utf-8")
     return [*tables, "summary.csv", "settings.csv", *(name for _, _, name in images), "report.md", "report.html"]
+
+
+def _attention_section(result, picks: dict, last, folder: Path, images: list) -> str:
+    """The attention section's Markdown; the maps of the picked series and the profile join ``images``."""
+    data = result.data
+    season = result.settings["season_length"]
+    diagnostics = attention_diagnostics(result.attention, season)
+    shown = result.attention[result.attention["unique_id"].isin(list(picks.values()))]
+    shown = shown[~shown["padded"]] if "padded" in shown else shown
+    vmax = float(shown["weight"].max()) if len(shown) else None  # one colour scale for the maps of a report
+    for name, uid in picks.items():
+        if uid in set(result.attention["unique_id"]) and uid in set(last["unique_id"]):
+            fig = plot_attention(result.attention, df=data, unique_id=uid, forecasts=last, vmax=vmax)
+            images.append((f"Attention: {name} series", uid, save(fig, folder, f"attention_{name}.png")))
+    fig = plot_attention_profile(result.attention, season, relative_to="target")
+    images.append(("Attention profile (lag from the target period)", None, save(fig, folder, "attention_profile.png")))
+    check = result.settings.get("occlusion")
+    faithful = (
+        f"- occlusion ratio: {check['ratio']:.2f} (the last fold, {check['n_series']} series): replacing each series' "
+        "3 most attended history points by its mean moves the forecast that many times as much as replacing the 3 "
+        "least attended. Above 1, the map points at what drives the forecast; below 1, away from it.\n"
+        if check
+        else ""
+    )
+    if check and "share_ratio" in check:
+        faithful += (
+            f"- the shares' occlusion ratio: {check['share_ratio']:.2f}: the same check with the 3 points of the "
+            "largest and the 3 of the smallest share of the forecast (the bars under each map).\n"
+        )
+    warning = occlusion_warning(check["ratio"] if check else None)
+    return (
+        (f"{warning}\n\n" if warning else "")
+        + faithful
+        + f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
+        f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
+        f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
+        f"- share of attention on the last season ({season} periods) before the origin: "
+        f"{diagnostics.last_season_share:.3f}\n\n"
+        + markdown_table(diagnostics.by_step)
+        + f"\n\n> {account_caption(result.attention)}\n"
+    )
 
 
 def _settings_lines(result) -> list[str]:

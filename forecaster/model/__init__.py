@@ -1,3 +1,3 @@
 """The model: the network (``network``, ``attention``), its training (``training``, ``members``),
 the parameter table (``params``), the fitted state (``state``), the inference core that forecasts
-from any origins of a panel (``inference``) and model files (``persistence``)."""
+from any origins of a panel (``inference``) and model files (``files``)."""

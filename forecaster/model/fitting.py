@@ -57,6 +57,19 @@ def minimum_history(input_size: int, horizon: int) -> int:
     return max(1, min(input_size, horizon) // 2)
 
 
+def step_budget(params: dict, roles: CovariateRoles, warm: bool, learning_rate_scales: dict | None):
+    """The step budget of a fit (steps from the number of windows and the batch size), chosen by how it starts."""
+    prior = learning_rate_scales is not None
+    # Covariates the prior never saw start from zero and need a full budget to be learnt (early stopping still decides).
+    fresh = prior and any(bool((scale == 1.0).any()) for scale in learning_rate_scales.values())
+    if prior and not fresh:  # under auto the prior as it is, calibrated on the held-out windows; else a fine-tune
+        return auto_prior_steps if params["init"] == "auto" else fine_tune_steps
+    if warm:
+        return warm_start_steps
+    # From scratch, or from the prior with covariates it never saw: covariates' effects take more steps.
+    return covariate_steps if roles.future else default_max_steps
+
+
 def training_job(
     panel: Panel,
     roles: CovariateRoles,
@@ -75,9 +88,8 @@ def training_job(
     fit that continues from trained weights (when ``max_steps`` is None). ``learning_rate_scales`` (per weight, its
     share of the learning rate; ``prior.learning_rate_scales``) makes it a fit from the shipped prior: its budget,
     and early stopping with the held-out windows scored from step 0 on (on unless ``early_stopping=False``).
-    ``n_windows``: the training
-    windows of the whole panel when ``panel`` is a sample of it (a Dask fit streams the windows from
-    every partition): the step budget and the automatic early stopping are sized to it.
+    ``n_windows``: the training windows of the whole panel when ``panel`` is a sample of it (a Dask fit streams
+    the windows from every partition): the step budget and the automatic early stopping are sized to it.
     """
     input_size, horizon = config.input_size, config.horizon
     min_history = minimum_history(input_size, horizon)
@@ -87,14 +99,7 @@ def training_job(
     all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
     batch_size = params["batch_size"]
     prior = learning_rate_scales is not None
-    # Covariates the prior never saw start from zero and need a full budget to be learnt (early stopping still decides).
-    fresh = prior and any(bool((scale == 1.0).any()) for scale in learning_rate_scales.values())
-    if prior and not fresh:  # under auto the prior as it is, calibrated on the held-out windows; else a fine-tune
-        budget = auto_prior_steps if params["init"] == "auto" else fine_tune_steps
-    elif warm:
-        budget = warm_start_steps
-    else:  # from scratch, or from the prior with covariates it never saw: covariates' effects take more steps
-        budget = covariate_steps if roles.future else default_max_steps
+    budget = step_budget(params, roles, warm, learning_rate_scales)
     windows = len(all_series) if n_windows is None else n_windows
     max_steps = params["max_steps"] or budget(windows, batch_size)
     early = use_early_stopping(params["early_stopping"], max_steps, batch_size, windows)

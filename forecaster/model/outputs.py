@@ -11,6 +11,10 @@ from ..data.panel import Panel
 from ..data.validation import restore_zone
 from .inference import Forecast
 
+# The statsforecast baselines a backtest can score beside the model, by the name of their forecast columns
+# (``evaluation.baselines`` runs them; ``plots`` draws their columns).
+BASELINES = ("seasonal_naive", "auto_ets")
+
 
 def quantile_column(q: float) -> str:
     """Column name of a quantile forecast: 0.1 -> 'y_hat_q10', 0.975 -> 'y_hat_q97.5'."""

@@ -20,9 +20,15 @@ from ..data.frequency import season_length_for, season_spans_a_year
 from ..data.scaling import LOSS_SCALES, SCALERS
 from ..partners.blend import PARTNERS
 from .attention import ATTENTIONS
-from .file_layout import MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS, MAX_WINDOW_CELLS
 
-# Bounds of the parameters that size what a fit allocates (model files share the others: ``file_layout``).
+# Bounds of the parameters that size what a fit allocates; a model file may ask ``load`` for no more
+# (``files.layout`` adds the bounds that only files have). Real models sit far inside them.
+MAX_MEMBERS = 1_000
+MAX_HIDDEN = 16_384
+MAX_LAYERS = 64
+MAX_STEPS = 100_000  # input_size, horizon, season_length
+MAX_WINDOW_CELLS = 10_000_000  # input_size * horizon * members: each member allocates an (horizon, input_size) table (80 MB)
+MAX_QUANTILES = 999
 MAX_BATCH = 2**20
 MAX_THREADS = 1024
 

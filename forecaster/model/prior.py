@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from ..data.frequency import _MONTHLY, _QUARTERLY, _YEARLY, _base_name
+from .files import read_fitted
 from .network import NetworkConfig
 
 PRIOR_FOLDER = Path(__file__).resolve().parent.parent / "pretrained"
@@ -76,22 +77,19 @@ def family_of(offset: pd.DateOffset) -> str:
 @functools.cache
 def load_prior(family: str) -> Prior:
     """The shipped prior of ``family``, read once per process (``torch.load(weights_only=True)``, no pickle)."""
-    from ..estimator import Seq2SeqForecaster
-
     folder = PRIOR_FOLDER / family
     if not (folder / "manifest.json").is_file():
         raise PriorUnavailableError(f"The {family} prior is not installed (no model at {str(folder)!r}).")
-    model = Seq2SeqForecaster.load(folder)
-    state = model.state_
+    params, state, network = read_fitted(folder)
     return Prior(
         family=family,
-        params=model.get_params(),
+        params=params,
         config=state.network,
         quantiles=state.quantiles,
         season_length=state.season_length,
         input_size=state.input_size,
         trend_line=state.trend_line,
-        weights={k: v.detach().clone() for k, v in model.network_.members[0].state_dict().items()},
+        weights={k: v.detach().clone() for k, v in network.members[0].state_dict().items()},
     )
 
 

@@ -10,7 +10,7 @@ trained network is fed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -65,9 +65,6 @@ class FittedState:
     @property
     def median_index(self) -> int:
         return self.quantiles.index(0.5)
-
-    def with_history(self, history: pd.DataFrame, training_end: pd.Series) -> FittedState:
-        return replace(self, history=history, training_end=training_end)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form, without the history tail (model files store it as arrays).

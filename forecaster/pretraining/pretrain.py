@@ -8,7 +8,6 @@ the corpus is not a panel anyone forecasts, and the validation suite judges the 
 
 from __future__ import annotations
 
-import copy
 import time
 import warnings
 from pathlib import Path
@@ -96,7 +95,7 @@ def pretrain(family: str, steps: int, seed: int = 0, batch_size: int = 128, prog
     network.members[0].load_state_dict(result.state_dict)
     network.eval()
     empty = pd.DataFrame({"unique_id": pd.Series([], dtype=object), "ds": pd.Series([], dtype="datetime64[ns]"), "y": []})
-    model.state_ = FittedState(
+    state = FittedState(
         freq=offset.freqstr,
         roles=roles,
         features=features,
@@ -109,8 +108,7 @@ def pretrain(family: str, steps: int, seed: int = 0, batch_size: int = 128, prog
         scaler=model.scaler,
         **units,
     )
-    model.network_, model.device_, model.train_results_ = network, "cpu", [result]
-    model._fitted_params, model._cache = copy.deepcopy(model.get_params()), None
+    model.set_fitted(state, network, "cpu", [result])
     model.pretraining_ = {
         "family": family,
         "steps": steps,

@@ -8,11 +8,11 @@
 - :mod:`forecaster.scale.dask_fit` and :mod:`forecaster.scale.window_stream`: ``fit`` of a Dask DataFrame,
   on training windows of every series drawn on the workers and streamed to the training loop.
 - :mod:`forecaster.scale.dask_backtest`: ``backtest`` of a Dask DataFrame, each partition forecast,
-  baselined and scored where it lies.
-- :mod:`forecaster.scale.dask_baselines`: a backtest's statsforecast baselines on the workers of an
-  active Dask client, one group of whole series per task (its refitted folds go there too, one task each).
-- :mod:`forecaster.scale.dispatch`: recognises a Dask DataFrame without importing Dask, so that
-  the estimator can route one to the Dask path while Dask stays optional.
+  baselined and scored where it lies, with the in-process backtest's fold plan, fold forecast and scorer.
+- :mod:`forecaster.scale.dask_folds` and :mod:`forecaster.scale.dask_baselines`: a pandas backtest's refitted folds
+  (one task each, when they do not depend on each other) and its baselines on the workers of an active Dask client.
+- :mod:`forecaster.scale.engines`: registers these as the engines that the estimator and the backtest look up by
+  name (``forecaster.engines``), so that they never import this floor and Dask stays optional.
 
 Training across processes runs the same loop on every rank, and a Dask partition is forecast by the
 same pandas path as a whole frame. A Dask ``fit`` trains on windows drawn on the workers, with the encodings and

@@ -38,12 +38,13 @@ import pandas as pd
 
 from ..data.features import merge_features
 from ..data.frequency import infer_offset, normalise_freq
-from ..data.validation import clean_history
+from ..data.roles import CovariateRoles
+from ..data.validation import Columns, clean_history
+from ..engines import is_dask_frame
 from ..model.fitting import minimum_history
 from ..model.members import TrainingJob
 from ..model.params import check_params, resolve_units
-from .dispatch import is_dask_frame
-from .window_stream import StreamPlan, _flat, partition_facts, series_windows, stream_trainer
+from .window_stream import StreamPlan, flat_partition, partition_facts, series_windows, stream_trainer
 
 __all__ = ["fit_dask", "fit_whole_series", "head_rows", "in_sample"]
 
@@ -69,7 +70,7 @@ def _sample(frame, id_col: str, fraction: float) -> pd.DataFrame:
     return frame.map_partitions(_keep, id_col, fraction, meta=frame._meta).compute()
 
 
-def _by_whole_series(df, id_col: str):
+def by_whole_series(df, id_col: str):
     """(``df`` with whole series in every partition, the same with the id as a column).
 
     An id-indexed frame whose partitions already hold whole series is kept as it lies; any other is shuffled
@@ -92,7 +93,7 @@ def _plan(model, offset: pd.DateOffset, job: TrainingJob) -> StreamPlan:
     units = resolve_units(model.get_params(), offset)
     keys = ("input_size", "season_length", "log_target", "seasonal_profile", "trend_line")
     return StreamPlan(
-        columns=model._columns(),
+        columns=Columns.from_params(model.get_params()),
         roles=job.roles,
         features=job.features,
         freq=offset.freqstr,
@@ -109,7 +110,7 @@ def _plan(model, offset: pd.DateOffset, job: TrainingJob) -> StreamPlan:
 
 
 def _some_series(part: pd.DataFrame, id_col: str, count: int) -> pd.DataFrame:
-    part = _flat(part, id_col)
+    part = flat_partition(part, id_col)
     return part.loc[part[id_col].isin(part[id_col].unique()[:count])]
 
 
@@ -123,7 +124,7 @@ def head_rows(rows, columns, roles, count: int = 500) -> pd.DataFrame:
 
 
 def _offset(model, frame: pd.DataFrame) -> pd.DateOffset:
-    columns = model._columns()
+    columns = Columns.from_params(model.get_params())
     return normalise_freq(model.freq) if model.freq is not None else infer_offset(frame[columns.time], frame[columns.id])
 
 
@@ -158,7 +159,7 @@ def fit_dask(model, df, fraction: float | None = None):
     id_col = model.id_col
     if fraction is not None:
         return _fit_share(model, df, fraction)
-    frame, rows = _by_whole_series(df, id_col)
+    frame, rows = by_whole_series(df, id_col)
     return fit_whole_series(model, frame, rows)
 
 
@@ -168,7 +169,7 @@ def fit_whole_series(model, frame, rows=None, quiet: bool = False):
     ``rows``: the same frame with the id as a column (default: ``frame`` itself). ``quiet``: no warning
     about the series the client kept (a backtest forecasts every series from its own data).
     """
-    columns, roles = model._columns(), model._roles()
+    columns, roles = Columns.from_params(model.get_params()), CovariateRoles.from_params(model.get_params())
     id_col, rows = columns.id, frame if rows is None else rows
     check_params(model.get_params())
     offset = _offset(model, head_rows(rows, columns, roles))
@@ -185,7 +186,7 @@ def fit_whole_series(model, frame, rows=None, quiet: bool = False):
     sample, tz = clean_history(sample, columns, roles)
     features = merge_features([f.features for f in facts])
     trainer = stream_trainer(parts, windows, functools.partial(_plan, model, offset))
-    model._fit_frame(sample, tz, trainer, features, n_windows=total, offset=offset)
+    model.fit_frame(sample, tz, trainer, features, n_windows=total, offset=offset)
     if not quiet:
         n_series, kept = sum(f.series for f in facts), sample[id_col].nunique()
         warnings.warn(

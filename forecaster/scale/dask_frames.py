@@ -31,11 +31,10 @@ import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import check_is_fitted
 
+from ..engines import is_dask_frame
 from ..model.inference import accountable
 from ..model.outputs import quantile_column
-from .dispatch import is_dask_frame
 
 __all__ = ["forecast_frames", "series_partition"]
 
@@ -148,12 +147,11 @@ def _plain(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
     return part.reset_index(drop=part.index.name != id_col)
 
 
-def _shipped(model):
+def shipped(model):
     """The model as one task for the workers: a shallow copy without the training history tail, which a
     forecast from a given ``df`` never reads (it can be most of a large model's size)."""
     light = copy.copy(model)
-    light.state_ = replace(model.state_, history=model.state_.history.iloc[:0])
-    light._cache = None
+    light.set_fitted(replace(model.state_, history=model.state_.history.iloc[:0]), model.network_, model.device_, [])
     return dask.delayed(light, name=f"forecaster-model-{uuid.uuid4().hex}", traverse=False)
 
 
@@ -165,8 +163,7 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
         ValueError: ``df`` lacks the id or time column, or ``future_df`` is None for a model with
             future-known covariates.
     """
-    check_is_fitted(model, "network_")
-    model._check_unchanged()
+    model.fitted()  # fitted, with the parameters it was fitted with
     if not is_dask_frame(df):
         held = "None (the training history, in memory)" if df is None else f"a {type(df).__name__}"
         raise TypeError(
@@ -204,5 +201,5 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
     meta_frame = df._meta.reset_index() if in_place else df._meta
     meta = output_meta(model, method, meta_frame, options.get("include_padding", False))
     return dd.map_partitions(
-        _forecast_partition, history, future, _shipped(model), method, meta, options, meta=meta, enforce_metadata=False
+        _forecast_partition, history, future, shipped(model), method, meta, options, meta=meta, enforce_metadata=False
     )

@@ -60,7 +60,7 @@ ROUND_STEPS = 512
 DRAWS_PER_ROUND = 16
 
 
-def _flat(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
+def flat_partition(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
     """A partition with the id as a column (a frame read from Parquet with ``index=id_col`` holds it as the index)."""
     if id_col not in part.columns and part.index.name == id_col:
         return part.reset_index()
@@ -98,7 +98,7 @@ def partition_facts(
     """
     if part.empty:
         return PartitionFacts(0, 0, 0, feature_parts(part, columns.id, roles))
-    frame, _ = clean_history(_flat(part, columns.id), columns, roles)
+    frame, _ = clean_history(flat_partition(part, columns.id), columns, roles)
     _, ids, _, _, _, length = layout(frame, columns, normalise_freq(freq), 0, 0, fill_gaps)
     refuse_short(np.asarray(ids), length, horizon)
     windows = int(series_windows(length, horizon, min_history).sum())
@@ -150,7 +150,7 @@ def draw_windows(part: pd.DataFrame, count: int, seed: int, plan: StreamPlan) ->
     columns = plan.columns
     if part.empty or count <= 0:
         return _empty_draw()
-    part = _flat(part, columns.id)
+    part = flat_partition(part, columns.id)
     rng = np.random.default_rng(seed)
     if plan.fill_gaps:  # periods per series, gaps included (the windows of a series run over its span)
         frame, _ = clean_history(part, columns, plan.roles)
@@ -313,7 +313,7 @@ def held_out(job: TrainingJob, plan: StreamPlan) -> StreamPlan:
 def stream_trainer(
     parts: Sequence, windows: Sequence[int], plan_for: Callable[[TrainingJob], StreamPlan], compute: Callable = dask.compute
 ) -> MemberTrainer:
-    """A member trainer (``Seq2SeqForecaster._fit_frame``'s ``train_members``) that trains on streamed windows.
+    """A member trainer (``Seq2SeqForecaster.fit_frame``'s ``train_members``) that trains on streamed windows.
 
     The job comes from the client's sample of series: its validation windows (early stopping), held-out
     series (whose tails no streamed window reads) and step budget (sized to the whole panel) are used; its

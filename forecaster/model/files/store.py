@@ -10,26 +10,24 @@ A model directory (format 2) holds:
   column keeps its dtype (categorical, time zone, mixed-type object columns included).
 * ``manifest.json``, written last: the format version and a SHA-256 of each of the three files.
 
-``save`` builds every file in memory, writes them into a new hidden folder next to the target (same file
-system), fsyncs them and swaps that folder in by renames, so ``path`` holds the old complete model or the
-new one, never a mix. Nothing in the target is opened for writing, so a symlink there is never followed.
+``save`` builds every file in memory (``codec``), writes them into a new hidden folder next to the target (same
+file system), fsyncs them and swaps that folder in by renames, so ``path`` holds the old complete model or the
+new one, never a mix. Nothing in the target is opened for writing, so a symlink there is never followed. Each
+file-system step (``write_file``, ``fsync_dir``, ``rename``, ``new_sibling``, ``remove``) is a function of its own,
+so that a test can make one step fail.
 
 ``load`` reads each file once, refuses it unless it matches the manifest, then validates the config against
-a schema (required keys, types, allowed values, size bounds) and the parts against each other and against the
-shapes of the weights before allocating the network. Every refusal is a :class:`ModelFileError` that names
-the file or the key at fault. Format-1 files (no manifest; ``config.json`` records the checksums of the two
-binary files) still load and forecast as they did.
-
-This module is the orchestration (the directory, its manifest and the order of the steps); the parts live in
-``file_layout`` (names, version, bounds), ``config_checks`` and ``file_schema`` (the schema), ``file_contents``
-and ``history_file`` and ``weights_file`` (the bytes of each file), ``load_checks`` (checks across keys) and
-``atomic_files`` (the file-system steps of a save).
+its schema (``schema``) and the parts against each other and against the shapes of the weights (``agreement``)
+before allocating the network. Every refusal is a :class:`ModelFileError` that names the file or the key at
+fault. Format-1 files (no manifest; ``config.json`` records the checksums of the two binary files) still load and
+forecast as they did.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import stat
 import time
@@ -37,18 +35,15 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
-from ..data.frequency import normalise_freq
-from ..data.validation import clean_history
-
-# The steps of a save, under the names that tests replace to make one of them fail (tests/test_model_files.py).
-from .atomic_files import fsync_dir as _fsync_dir
-from .atomic_files import new_sibling as _new_sibling
-from .atomic_files import remove as _remove
-from .atomic_files import rename as _rename
-from .atomic_files import write_file as _write_file
-from .file_contents import encode_model
-from .file_layout import (
+from ..._version import __version__
+from ...data.frequency import normalise_freq
+from ...data.validation import Columns, clean_history
+from ..network import Ensemble
+from ..params import resolve_units
+from ..state import FittedState
+from .agreement import check_agreement, check_bounds, complete_params, estimator_from_params
+from .codec import encode_model, read_history, read_network
+from .layout import (
     CONFIG,
     FORMAT_VERSION,
     HISTORY,
@@ -61,12 +56,57 @@ from .file_layout import (
     digest,
     show,
 )
-from .file_schema import MANIFEST_SCHEMA, config_schema
-from .history_file import read_history
-from .load_checks import check_agreement, check_bounds, estimator_from_params
-from .params import resolve_units
-from .state import FittedState
-from .weights_file import read_network
+from .schema import MANIFEST_SCHEMA, config_schema
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Create ``path`` (never an existing file or a symlink) with ``data``, flushed to disk."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    with os.fdopen(os.open(path, flags, 0o666), "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def fsync_dir(path: Path) -> None:
+    """Make renames and new entries in a directory durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def rename(source: Path, target: Path) -> None:
+    os.rename(source, target)
+
+
+def new_sibling(folder: Path, tag: str, create: bool) -> Path:
+    """A fresh hidden name next to ``folder``: ``.<name>.<tag>-<random>`` (created as a directory when asked)."""
+    while True:
+        candidate = folder.parent / f".{folder.name}.{tag}-{secrets.token_hex(6)}"
+        if not create:
+            if not os.path.lexists(candidate):
+                return candidate
+            continue
+        try:
+            candidate.mkdir(mode=0o777)  # the umask applies, as for any folder the user creates
+            return candidate
+        except FileExistsError:
+            continue
+
+
+def remove(path: Path) -> None:
+    if path.is_symlink():
+        path.unlink()
+    else:
+        shutil.rmtree(path)
+
 
 __all__ = [
     "CONFIG",
@@ -77,6 +117,7 @@ __all__ = [
     "WEIGHTS",
     "ModelFileError",
     "load_model",
+    "read_fitted",
     "save_model",
 ]
 
@@ -116,19 +157,19 @@ def _swap_in(temp: Path, folder: Path) -> None:
     the two, ``load`` says where the old model is.
     """
     if not os.path.lexists(folder):
-        _rename(temp, folder)
-        _fsync_dir(folder.parent)
+        rename(temp, folder)
+        fsync_dir(folder.parent)
         return
-    aside = _new_sibling(folder, "old", create=False)
-    _rename(folder, aside)
+    aside = new_sibling(folder, "old", create=False)
+    rename(folder, aside)
     try:
-        _rename(temp, folder)
+        rename(temp, folder)
     except BaseException:
-        _rename(aside, folder)
+        rename(aside, folder)
         raise
-    _fsync_dir(folder.parent)
+    fsync_dir(folder.parent)
     try:
-        _remove(aside)
+        remove(aside)
     except OSError as error:
         warnings.warn(
             f"The model was saved, but its previous version in {str(aside)!r} could not be removed: {error}", stacklevel=3
@@ -149,11 +190,11 @@ def save_model(model, path) -> None:
     files = encode_model(model)
     _check_target(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    temp = _new_sibling(folder, "saving", create=True)
+    temp = new_sibling(folder, "saving", create=True)
     try:
         for name in (WEIGHTS, HISTORY, CONFIG, MANIFEST):  # the manifest last: its presence marks a complete save
-            _write_file(temp / name, files[name])
-        _fsync_dir(temp)
+            write_file(temp / name, files[name])
+        fsync_dir(temp)
         _swap_in(temp, folder)
     except BaseException:
         if os.path.lexists(temp):
@@ -306,26 +347,41 @@ def _read_consistent(folder: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
 
 
 def load_model(cls, path):
-    """Rebuild a fitted estimator from ``path`` (see :func:`save_model`).
+    """Rebuild a fitted estimator of class ``cls`` from ``path`` (see :func:`save_model`).
 
     Raises:
         ModelFileError: a file is missing, does not match its checksum, or breaks the schema (the message names it).
     """
+    params, state, network = _read_model(path, lambda given: estimator_from_params(cls, given).get_params())
+    return cls(**params).set_fitted(state, network, "cpu", [])
+
+
+def read_fitted(path) -> tuple[dict[str, Any], FittedState, Ensemble]:
+    """The parameters, fitted state and network of a model file that records every parameter (as ``save`` writes
+    them), without an estimator: the shipped priors are read this way.
+
+    Raises:
+        ModelFileError: as :func:`load_model`, and when the file lacks a parameter.
+    """
+    return _read_model(path, complete_params)
+
+
+def _read_model(path, complete) -> tuple[dict[str, Any], FittedState, Ensemble]:
     folder = Path(path)
     config, files = _read_consistent(folder)
     try:
-        return _load(cls, config, files)
+        return _read(config, files, complete)
     except Invalid as error:
         raise ModelFileError(f"Model directory {str(folder)!r}: {error}") from None
 
 
-def _load(cls, config: dict[str, Any], files: dict[str, bytes]):
+def _read(config: dict[str, Any], files: dict[str, bytes], complete) -> tuple[dict[str, Any], FittedState, Ensemble]:
+    """The file's parameters (``complete`` fills and checks them), its fitted state and its network."""
     version = config["format_version"]
     config_schema(version)(config, "")
     fitted = config["fitted"]
     check_bounds(fitted)
-    model = estimator_from_params(cls, config["params"])
-    params = model.get_params()
+    params = complete(config["params"])
     try:
         offset = normalise_freq(fitted["freq"])
     except ValueError as error:
@@ -335,19 +391,13 @@ def _load(cls, config: dict[str, Any], files: dict[str, bytes]):
     units = resolve_units({**params, "season_length": int(fitted["season_length"])}, offset)
     legacy = {"scaler": params["scaler"], **{name: units[name] for name in ("log_target", "seasonal_profile", "trend_line")}}
     try:
-        state = FittedState.from_dict(fitted, history, model.id_col, legacy)
+        state = FittedState.from_dict(fitted, history, params["id_col"], legacy)
     except (TypeError, ValueError, KeyError) as error:
         raise Invalid(f"`fitted` in {CONFIG} could not be read: {error}") from None
     check_agreement(state, params)
     if len(history):  # the stored history is checked as any input is: predict() forecasts from it
         try:
-            clean_history(history, model._columns(), state.roles)
+            clean_history(history, Columns.from_params(params), state.roles)
         except (TypeError, ValueError) as error:
             raise Invalid(f"The history in {HISTORY} is not valid input: {error}") from None
-    network = read_network(files[WEIGHTS], state.network, state.n_members)
-    model.state_ = state
-    model.device_ = "cpu"
-    model.train_results_ = []
-    model._cache = None
-    model.network_ = network
-    return model
+    return params, state, read_network(files[WEIGHTS], state.network, state.n_members)

@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._version import __version__
-from ..data.features import static_width
-from ..data.frequency import calendar_features, normalise_freq
-from ..data.roles import CovariateRoles
-from ..partners.blend import PARTNERS
-from .file_layout import CONFIG, HISTORY, MAX_WINDOW_CELLS, Invalid
-from .params import CONSTRAINTS, blend_weights, check_params
-from .state import FittedState
+from ..._version import __version__
+from ...data.features import static_width
+from ...data.frequency import calendar_features, normalise_freq
+from ...data.roles import CovariateRoles
+from ...partners.blend import PARTNERS
+from ..params import CONSTRAINTS, MAX_WINDOW_CELLS, architecture, blend_weights, check_params
+from ..state import FittedState
+from .layout import CONFIG, HISTORY, Invalid
 
 # Parameters that files written before they existed lack, with the value those models were fitted with.
 PARAM_DEFAULTS = {
@@ -42,10 +42,28 @@ def estimator_from_params(cls, params: dict[str, Any]):
     try:
         # A model fitted on a GPU loads on a machine without one (it runs on the CPU), so availability is not checked.
         check_params({**values, "device": "cpu" if values["device"] == "cuda" else values["device"]})
-        model._roles()
+        CovariateRoles.from_params(values)
     except (TypeError, ValueError) as error:
         raise Invalid(f"`params` in {CONFIG}: {error}") from None
     return model
+
+
+def complete_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The file's parameters with the defaults of files that predate some of them, refused unless every parameter
+    is there and ``check_params`` accepts them (a model file read without an estimator to supply the rest)."""
+    unknown = [name for name in params if name not in CONSTRAINTS]
+    if unknown:
+        raise Invalid(f"`params.{unknown[0]}` in {CONFIG} is not a parameter of this forecaster ({__version__}).")
+    complete = {**PARAM_DEFAULTS, **params}
+    missing = [name for name in CONSTRAINTS if name not in complete]
+    if missing:
+        raise Invalid(f"`params.{missing[0]}` is missing from {CONFIG}.")
+    try:
+        check_params({**complete, "device": "cpu" if complete["device"] == "cuda" else complete["device"]})
+        CovariateRoles.from_params(complete)
+    except (TypeError, ValueError) as error:
+        raise Invalid(f"`params` in {CONFIG}: {error}") from None
+    return complete
 
 
 def check_bounds(fitted: dict[str, Any]) -> None:
@@ -164,7 +182,6 @@ def _check_params_match_state(state: FittedState, params: dict[str, Any]) -> Non
     A config whose parameters were edited (and its checksums recomputed) would otherwise load with
     ``get_params()`` describing a model other than the one that forecasts.
     """
-    from .params import architecture
 
     for name, value in architecture(params).items():
         if getattr(state.network, name) != value:

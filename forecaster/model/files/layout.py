@@ -1,7 +1,8 @@
 """What a model directory is made of: its file names, format version and size bounds, and the error for a broken part.
 
 Every module that writes or reads a part of a model directory names the files and the bounds from here, so that
-the schema, the readers and ``persistence`` (which re-exports these names) agree on them without importing each other.
+the schema, the codec and the store agree on them without importing each other. The bounds of the parameters
+themselves are the parameter table's (``model.params``), shared with the estimator and the spec reader.
 """
 
 from __future__ import annotations
@@ -16,14 +17,8 @@ FORMAT_VERSION = 2
 CONFIG, WEIGHTS, HISTORY, MANIFEST = "config.json", "weights.pt", "history.npz", "manifest.json"
 MODEL_FILES = (CONFIG, WEIGHTS, HISTORY, MANIFEST)
 
-# Bounds on what a model file may ask ``load`` to allocate. Real models sit far inside them.
-MAX_MEMBERS = 1_000
-MAX_HIDDEN = 16_384
-MAX_LAYERS = 64
-MAX_STEPS = 100_000  # input_size, horizon, season_length
-MAX_WINDOW_CELLS = 10_000_000  # input_size * horizon * members: each member allocates an (horizon, input_size) table (80 MB)
+# Bounds on what a model file may ask ``load`` to allocate beyond the parameters'. Real models sit far inside them.
 MAX_FEATURES = 100_000  # covariates, categories, network inputs per step
-MAX_QUANTILES = 999
 MAX_SERIES = 10_000_000
 MAX_CONFIG_BYTES = 256 * 2**20
 MAX_MANIFEST_BYTES = 2**16

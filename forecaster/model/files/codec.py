@@ -1,7 +1,11 @@
-"""``history.npz``: the history tail that ``predict()`` reads, stored column by column without pickle.
+"""The bytes of every file of a model directory: the config, the history tail and the weights, in memory.
 
-Each column keeps its dtype through a save and a load (categorical, time zone and mixed-type object columns
-included); format-1 files, which stringified every non-numeric column, still read as they did.
+- ``encode_model``: every file's bytes; nothing touches the disk unless every file encodes (``store`` writes them).
+- ``history.npz``: the history tail that ``predict()`` reads, stored column by column without pickle. Each column
+  keeps its dtype through a save and a load (categorical, time zone and mixed-type object columns included);
+  format-1 files, which stringified every non-numeric column, still read as they did.
+- ``weights.pt``: the network's tensors, read with ``weights_only=True``; the ensemble is built only once every
+  tensor has the shape ``fitted.network`` gives it.
 """
 
 from __future__ import annotations
@@ -12,9 +16,45 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import torch
 
-from ..data.features import allowed_dtype, from_typed, to_typed
-from .file_layout import CONFIG, HISTORY, Invalid, check_zip, show
+from ..._version import __version__
+from ...data.features import allowed_dtype, from_typed, to_typed
+from ..network import Ensemble, NetworkConfig, Seq2SeqNetwork
+from .layout import CONFIG, FORMAT_VERSION, HISTORY, MANIFEST, WEIGHTS, Invalid, check_zip, digest, show
+
+
+def json_param(name: str, value: Any) -> Any:
+    if isinstance(value, pd.DateOffset):
+        return value.freqstr
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list, pd.Index, np.ndarray)):
+        return [json_param(name, v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"Parameter `{name}`={value!r} cannot be stored in a model file.")
+
+
+def encode_model(model) -> dict[str, bytes]:
+    """Every file of the model directory, in memory: nothing touches the disk unless all of them encode."""
+    buffer = io.BytesIO()
+    torch.save({k: v.detach().cpu() for k, v in model.network_.state_dict().items()}, buffer)
+    weights = buffer.getvalue()
+    history, columns = history_bytes(model.history_)
+    config = {
+        "format_version": FORMAT_VERSION,
+        "forecaster_version": __version__,
+        "params": {name: json_param(name, value) for name, value in model.get_params().items()},
+        "fitted": {**model.state_.to_dict(), "history_columns": columns},
+    }
+    try:
+        config_bytes = json.dumps(config, indent=2, allow_nan=False).encode()
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"The fitted state cannot be stored as JSON: {error}.") from error
+    files = {WEIGHTS: weights, HISTORY: history, CONFIG: config_bytes}
+    manifest = {"format_version": FORMAT_VERSION, "sha256": {name: digest(data) for name, data in files.items()}}
+    return {**files, MANIFEST: json.dumps(manifest, indent=2).encode()}
 
 
 def encode_column(values: pd.Series, key: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -148,3 +188,52 @@ def restore_v1_column(values: np.ndarray, kind: str) -> np.ndarray:
     if kind == "datetime":
         return values.astype("datetime64[ns]")
     return values.astype(object) if kind == "str" else values
+
+
+# Up to about this many weights a template network is built on the CPU (a few MB at most); larger ones on the meta
+# device, which allocates nothing but imports torch's compiler stack (1-12 s) the first time it initialises weights.
+CPU_TEMPLATE_WEIGHTS = 5_000_000
+
+
+def _template(config: NetworkConfig) -> Seq2SeqNetwork:
+    """A network of ``config``'s shapes, for the shapes only."""
+    d = config.hidden_size
+    inputs = 2 + config.past_features + config.static_features + config.future_features + config.input_size
+    estimate = 16 * d * d * config.num_layers + d * (inputs + config.horizon) + config.input_size * config.horizon
+    if estimate <= CPU_TEMPLATE_WEIGHTS:
+        return Seq2SeqNetwork(config)
+    with torch.device("meta"):  # shapes without allocating anything
+        return Seq2SeqNetwork(config)
+
+
+def read_network(data: bytes, config: NetworkConfig, members: int) -> Ensemble:
+    """The ensemble, built only once every tensor in ``weights.pt`` has the shape ``config`` gives it."""
+    check_zip(data, WEIGHTS)
+    try:
+        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as error:  # noqa: BLE001 - any failure here means an unusable file
+        raise Invalid(f"Could not load `{WEIGHTS}`: {error}") from None
+    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+        raise Invalid(f"`{WEIGHTS}` must hold a mapping of parameter names to tensors.")
+    template = {name: tensor.shape for name, tensor in _template(config).state_dict().items()}
+    found = {key.split(".")[1] for key in state if key.startswith("members.") and key.count(".") >= 2}
+    if len(found) != members:
+        raise Invalid(f"`fitted.n_members` in {CONFIG} is {members}, but `{WEIGHTS}` holds {len(found)} member(s).")
+    expected = {f"members.{k}.{name}": shape for k in range(members) for name, shape in template.items()}
+    missing, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
+    if missing or extra:
+        raise Invalid(
+            f"`{WEIGHTS}` does not hold the network `fitted.network` in {CONFIG} describes "
+            f"(missing {show(missing)}, unexpected {show(extra)})."
+        )
+    for key, shape in expected.items():
+        tensor = state[key]
+        if tensor.shape != shape or not tensor.is_floating_point():
+            raise Invalid(
+                f"`{key}` in `{WEIGHTS}` is {tensor.dtype} of shape {tuple(tensor.shape)}, but `fitted.network` in "
+                f"{CONFIG} gives a float tensor of shape {tuple(shape)}."
+            )
+    network = Ensemble(config, members)
+    network.load_state_dict(state)
+    network.eval()
+    return network

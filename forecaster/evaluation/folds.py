@@ -1,0 +1,268 @@
+"""The fold plan of a backtest: cutoffs per series, the refit schedule, each fold's rows and the leakage guard.
+
+Rolling origins are the only source of cutoffs. Every way of running the folds (``evaluation.executors``, and the
+Dask paths of ``forecaster.scale``) takes its folds, their rows and its refits from here, so that each is written once.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from ..data.frequency import normalise_freq, season_length_for
+from ..data.panel import Panel
+from ..data.roles import CovariateRoles, LeakageError
+from ..data.validation import Columns
+
+# statsforecast's ETS refuses a series of at most (parameters + 4) periods; its simplest model has 2 (alpha, l0).
+AUTO_ETS_MIN_PERIODS = 7
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One forecast origin per series.
+
+    Attributes:
+        index: fold number, 0 for the earliest origins.
+        cutoffs: series id -> last timestamp the fold may see (for the series it scores).
+        horizon_ends: series id -> last timestamp of the fold's forecast horizon.
+        skipped: series id -> reason it is not scored in this fold.
+        history_starts: series id -> first timestamp the fold may use (sliding window), or None.
+    """
+
+    index: int
+    cutoffs: pd.Series
+    horizon_ends: pd.Series
+    skipped: dict
+    history_starts: pd.Series | None = None
+
+
+def series_spans(frame: pd.DataFrame, id_col: str, time_col: str, target_col: str) -> tuple[pd.Series, pd.Series]:
+    """Each series' last timestamp and its first with an observed target: the span its folds are cut from.
+
+    Leading rows without a target are no history: a fold whose cutoff falls among them would hand
+    the model and the baselines nothing to forecast from, so they do not count toward ``min_train``.
+    """
+    ends = frame.groupby(id_col, sort=False, observed=True)[time_col].max()
+    observed = frame[frame[target_col].notna()]
+    starts = observed.groupby(id_col, sort=False, observed=True)[time_col].min().reindex(ends.index)
+    return ends, starts.fillna(ends)
+
+
+def rolling_origins(
+    ends: pd.Series,
+    starts: pd.Series,
+    offset: pd.DateOffset,
+    horizon: int,
+    n_windows: int,
+    step_size: int,
+    min_train: int,
+    sliding: bool = False,
+    why: str = "",
+    empty_ok: bool = False,
+) -> list[Fold]:
+    """``n_windows`` origins ``step_size`` periods apart per series, the last one ``horizon`` before its end.
+
+    A series whose history up to a cutoff has fewer than ``min_train`` periods is skipped
+    in that fold, with the reason recorded. With ``sliding``, every fold keeps the
+    history length of the first fold (the window slides instead of expanding); a series too short
+    to be scored in the first fold keeps ``min_train`` periods in the folds that score it. ``why``
+    explains ``min_train`` in the skip reasons. ``empty_ok``: a fold that scores no series is kept
+    (empty) instead of refused; a Dask backtest folds each partition on its own, after checking the whole panel.
+    """
+    if n_windows < 1 or step_size < 1:
+        raise ValueError(f"`n_windows` and `step_size` must be positive; got {n_windows} and {step_size}.")
+    furthest = horizon + (n_windows - 1) * step_size
+    grid = pd.date_range(starts.min() - furthest * offset, ends.max(), freq=offset)
+    start_pos = grid.get_indexer(pd.DatetimeIndex(starts.to_numpy()))
+    end_pos = grid.get_indexer(pd.DatetimeIndex(ends.to_numpy()))
+    folds = []
+    for k in range(n_windows):
+        cut_pos = end_pos - (horizon + (n_windows - 1 - k) * step_size)
+        cutoffs = pd.Series(grid[cut_pos], index=ends.index, name="cutoff")
+        periods = pd.Series(cut_pos - start_pos + 1, index=ends.index).clip(lower=0)
+        short = (periods < min_train).to_numpy()
+        if short.all() and not empty_ok:
+            longest = int(periods.max())
+            raise ValueError(
+                f"Fold {k + 1} of {n_windows} leaves no series to score: its origins lie "
+                f"{horizon + (n_windows - 1 - k) * step_size} periods before each series' end, and no series has "
+                f"{min_train} periods up to its origin (the longest has {longest}). Lower `n_windows` or `step_size`."
+            )
+        skipped = {
+            uid: f"only {n} periods up to cutoff {cut} from its first observed target (needs {min_train}{why})"
+            for uid, n, cut in zip(ends.index[short], periods[short], cutoffs[short], strict=False)
+        }
+        horizon_ends = pd.Series(grid[cut_pos + horizon], index=ends.index, name="horizon_end")
+        history_starts = None
+        if sliding:  # the first fold's history, or ``min_train`` periods for a series too short to be scored there
+            first_cut = end_pos - (horizon + (n_windows - 1) * step_size)
+            span = np.maximum(first_cut - start_pos, min_train - 1)
+            history_starts = pd.Series(grid[np.maximum(cut_pos - span, 0)], index=ends.index)[~short]
+        folds.append(Fold(k, cutoffs[~short], horizon_ends[~short], skipped, history_starts))
+    return folds
+
+
+def min_train_periods(horizon: int, season: int, baselines) -> tuple[int, str]:
+    """The history a series needs up to a cutoff to be scored in that fold, and why (for the skip reasons).
+
+    Every model is scored on the same windows: a fold needs a horizon plus one period of history, a full
+    season where the seasonal-naive baseline runs (it has no forecast from less) and ``AUTO_ETS_MIN_PERIODS``
+    where AutoETS runs (statsforecast refuses fewer: "tiny datasets"); shorter series are skipped.
+    """
+    needs = [(horizon + 1, "")]
+    if "seasonal_naive" in baselines:
+        needs.append((season, ": one season, for the seasonal-naive baseline"))
+    if "auto_ets" in baselines:
+        needs.append((AUTO_ETS_MIN_PERIODS, f": {AUTO_ETS_MIN_PERIODS} periods, the fewest AutoETS fits"))
+    return max(needs, key=lambda need: need[0])
+
+
+@dataclass(frozen=True)
+class FoldPlan:
+    """Everything that places a backtest's folds and runs its baselines, with no data in it (a Dask partition gets
+    a copy and folds its own series exactly as the whole panel's folds do).
+
+    Attributes:
+        refit_every: fit a model at folds ``0, k, 2k, ...`` (0: once, on the first fold's rows).
+        warm_start: a refit continues from the previous fold's model instead of a fresh clone.
+        levels: the quantile levels the model forecasts, at which the baselines forecast too.
+    """
+
+    columns: Columns
+    roles: CovariateRoles
+    freq: str
+    horizon: int
+    n_windows: int
+    step: int
+    min_train: int
+    sliding: bool
+    why: str
+    season: int
+    baselines: tuple[str, ...]
+    levels: tuple[float, ...]
+    refit_every: int = 1
+    warm_start: bool = False
+
+    @property
+    def one_pass(self) -> bool:
+        """No refit and an expanding window: one panel of the whole frame serves every fold, in one forward pass."""
+        return not self.refit_every and not self.sliding
+
+    def refits(self, fold: Fold, fitted) -> bool:
+        """Whether ``fold`` fits a model (the refit schedule): the first fold always, then every ``refit_every``."""
+        return fitted is None or bool(self.refit_every and fold.index % self.refit_every == 0)
+
+    def refit_from(self, fitted, template):
+        """The model a refit trains: the previous fold's with ``warm_start``, else a fresh clone of ``template``."""
+        return fitted if (fitted is not None and self.warm_start) else clone(template)
+
+    @classmethod
+    def for_model(
+        cls, model, offset: pd.DateOffset, n_windows: int, step_size, refit_every: int, window: str, baselines, season_length
+    ):
+        """The plan of a backtest of ``model`` on data of frequency ``offset`` (arguments as ``backtest`` checked them)."""
+        params = model.get_params()
+        season = int(season_length or model.season_length or season_length_for(offset))
+        horizon, step = model.horizon, model.horizon if step_size is None else step_size
+        min_train, why = min_train_periods(horizon, season, baselines)
+        levels = () if model.quantiles is None else tuple(model.quantiles)
+        columns, roles = Columns.from_params(params), CovariateRoles.from_params(params)
+        sliding = window == "sliding"
+        options = (min_train, sliding, why, season, tuple(baselines), levels, refit_every, bool(model.warm_start))
+        return cls(columns, roles, offset.freqstr, horizon, n_windows, step, *options)
+
+    def folds(self, ends: pd.Series, starts: pd.Series, empty_ok: bool = False) -> list[Fold]:
+        """The folds of series that end at ``ends`` and start (first observed target) at ``starts``."""
+        options = (self.horizon, self.n_windows, self.step, self.min_train, self.sliding, self.why)
+        return rolling_origins(ends, starts, normalise_freq(self.freq), *options, empty_ok=empty_ok)
+
+    def folds_of(self, frame: pd.DataFrame) -> list[Fold]:
+        """One partition's folds: its series' cutoffs depend on each series' own span only (empty folds kept)."""
+        ends, starts = series_spans(frame, self.columns.id, self.columns.time, self.columns.target)
+        return self.folds(ends, starts, empty_ok=True)
+
+    def fold_rows(self, frame: pd.DataFrame, fold: Fold) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+        """The fold's training rows and its future-known covariates, refused if anything reaches past its cutoff."""
+        train, future = fold_data(frame, fold, self.columns, self.roles)
+        guard_fold(train, future, fold, self.columns, self.roles)
+        return train, future
+
+
+def fold_data(
+    frame: pd.DataFrame, fold: Fold, columns: Columns, roles: CovariateRoles
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The fold's training rows (``ds <= cutoff``) and its future-known covariates for the horizon."""
+    part = frame[frame[columns.id].isin(fold.cutoffs.index)]
+    ids, times = part[columns.id], part[columns.time]
+    cut = ids.map(fold.cutoffs)
+    in_train = times <= cut
+    if fold.history_starts is not None:
+        in_train &= times >= ids.map(fold.history_starts)
+    train = part.loc[in_train.to_numpy()]
+    if not roles.future:
+        return train, None
+    in_horizon = (times > cut) & (times <= ids.map(fold.horizon_ends))
+    return train, part.loc[in_horizon.to_numpy(), [columns.id, columns.time, *roles.future]]
+
+
+def guard_fold(train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, columns: Columns, roles: CovariateRoles) -> None:
+    """Refuse a fold whose training data or future frame reaches past its cutoff.
+
+    Raises:
+        LeakageError: a training row is dated after its series' cutoff, or the future
+            frame carries the target, a past covariate, or a row outside the horizon.
+    """
+    late = train[columns.time].to_numpy() > train[columns.id].map(fold.cutoffs).to_numpy()
+    if late.any():
+        row = train.loc[late].iloc[0]
+        raise LeakageError(
+            f"Fold {fold.index}: series {row[columns.id]!r} has training data at {row[columns.time]}, after its cutoff."
+        )
+    if future is None:
+        return
+    leaked = [c for c in (columns.target, *roles.past) if c in future.columns]
+    if leaked:
+        raise LeakageError(f"Fold {fold.index}: the future frame carries {leaked}.")
+    cut = future[columns.id].map(fold.cutoffs).to_numpy()
+    end = future[columns.id].map(fold.horizon_ends).to_numpy()
+    times = future[columns.time].to_numpy()
+    if ((times <= cut) | (times > end)).any():
+        raise LeakageError(f"Fold {fold.index}: the future frame has rows outside the fold's horizon.")
+
+
+def check_not_fitted_past(model, first: Fold) -> None:
+    """Refuse a model that has already seen data after the first fold's cutoffs.
+
+    Per series, its training data must end by its first cutoff; across the panel, the
+    model must not have seen any period after the latest first cutoff (a global model
+    learns shared shocks from other series too).
+    """
+    ends = getattr(model, "training_end_", None)
+    if ends is None or first.cutoffs.empty:
+        return
+    common = ends.index.intersection(first.cutoffs.index)
+    late = ends[common] > first.cutoffs[common]
+    if late.any() or ends.max() > first.cutoffs.max():
+        names = reprlib.repr(list(late.index[late])) if late.any() else f"data up to {ends.max()}"
+        raise LeakageError(
+            f"The model was already fitted on data that reaches past the first cutoff ({names}); "
+            "a backtest of a model that has seen the test periods is meaningless. Pass an unfitted model."
+        )
+
+
+def check_origins(panel: Panel, series: np.ndarray, origins: np.ndarray, fold: Fold) -> None:
+    """Every window's origin is its series' cutoff in ``fold``, or a clear error (a series without a row at its cutoff)."""
+    stamps = pd.DatetimeIndex(panel.timestamps(series, origins))
+    expected = pd.DatetimeIndex(fold.cutoffs.reindex(panel.ids[series]).to_numpy())
+    wrong = np.flatnonzero(stamps != expected)
+    if len(wrong):
+        uid = panel.ids[series[wrong[0]]]
+        raise ValueError(
+            f"Fold {fold.index}: series {uid!r} has no row at its cutoff {expected[wrong[0]]} (its last row before it is "
+            f"{stamps[wrong[0]]}); with fill_gaps=True add that row with a missing target, so the fold forecasts from its cutoff."
+        )
