@@ -29,6 +29,7 @@ from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
 from .model.params import (
     FINE_TUNE_LEARNING_RATE_SHARE,
+    NINE_LEVELS,
     blend_weights,
     changed_since_fit,
     check_params,
@@ -42,9 +43,6 @@ from .model.training import TrainResult
 from .model.warm_start import extend_features, extend_spec, warm_start_state, widen_static_inputs
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
-
-# The nine deciles the probabilistic benchmarks score (weighted quantile loss over 0.1, ..., 0.9).
-NINE_LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def _from_state(name: str, doc: str) -> property:
@@ -129,7 +127,9 @@ class Seq2SeqForecaster(BaseEstimator):
         random_state: seed; the same seed gives identical forecasts on CPU.
 
     Fitted attributes: ``state_`` (:class:`~forecaster.model.state.FittedState`), ``network_``,
-    ``train_results_``, and shortcuts to the state (``freq_``, ``season_length_``, ``history_``, ...).
+    ``train_results_``, and shortcuts to the state (``freq_``, ``season_length_``, ``history_``, ...);
+    :meth:`fitted` hands them out together (:class:`~forecaster.model.fitted.FittedModel`, which forecasts from
+    any origins), as the backtest and the scale-out paths use them.
     """
 
     def __init__(

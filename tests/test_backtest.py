@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import fast_model
+from pandas.tseries.offsets import CustomBusinessDay
 
 from forecaster import LeakageError, backtest
 from forecaster.data.frequency import normalise_freq
@@ -255,3 +256,19 @@ def test_log_target_checks_history_not_the_actuals_of_a_horizon(refit):
     history.loc[(history["unique_id"] == "S001") & (history["ds"] == "2002-06-01"), "y"] = -1.0  # the last fold's history
     with pytest.raises(ValueError, match=r"needs non-negative targets, but `y` is -1 for series 'S001' at 2002-06-01"):
         backtest(fast_model(log_target=True), history, n_windows=2, refit=refit, baselines=(), progress=False)
+
+
+def test_folds_sit_on_a_custom_business_calendar_given_as_an_offset():
+    """The cutoffs sit on the calendar of the offset itself: a holiday is no period (its alias "C" would make it one)."""
+    holidays = [pd.Timestamp("2024-03-15")]
+    offset = CustomBusinessDay(holidays=holidays)
+    times = pd.date_range("2024-01-02", periods=60, freq=offset)
+    rng = np.random.default_rng(0)
+    df = pd.concat(
+        [pd.DataFrame({"unique_id": f"s{i}", "ds": times, "y": 10 + rng.normal(0, 1, 60).cumsum() * 0.1}) for i in range(3)]
+    )
+    expected = {str(times[-1 - 5 - k * 5].date()) for k in range(2)}  # horizon 5, step 5, 2 windows
+    for refit in (True, False):
+        model = fast_model(horizon=5, input_size=10, freq=offset, season_length=5, max_steps=5, fill_gaps=True)
+        result = backtest(model, df, n_windows=2, refit=refit, baselines=("seasonal_naive",), progress=False)
+        assert {str(c.date()) for c in result.metrics["cutoff"].unique()} == expected

@@ -1,13 +1,16 @@
 """Policies for odd but ordinary input: each fails loudly and clearly, or works, never silently wrong."""
 
+import inspect
+
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import fast_model, future_frame
 
-from forecaster import backtest
+from forecaster import Seq2SeqForecaster, backtest
 from forecaster.datasets import make_panel
 from forecaster.evaluation.studies import run_study
+from forecaster.model.params import CONSTRAINTS, DEFAULTS
 
 
 @pytest.fixture(scope="module")
@@ -243,3 +246,11 @@ def test_a_synthetic_panel_too_large_to_generate_is_refused_naming_the_spec_key(
 
     with pytest.raises(SpecError, match=r"\[data\] `args` of loader 'synthetic'.*`n_series` x `length` is 120,000,000,000 rows"):
         load_study_data({"loader": "synthetic", "args": {"n_series": 10**9}}, tmp_path)
+
+
+def test_the_parameter_table_holds_the_estimators_defaults():
+    """A model file read without an estimator (the priors) completes its parameters from this table."""
+    signature = inspect.signature(Seq2SeqForecaster).parameters
+    defaults = {name: p.default for name, p in signature.items() if p.default is not inspect.Parameter.empty}
+    assert defaults == DEFAULTS
+    assert set(signature) == set(CONSTRAINTS)

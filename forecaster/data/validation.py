@@ -32,6 +32,11 @@ class Columns:
         return cls(params["id_col"], params["time_col"], params["target_col"])
 
 
+def columns_and_roles(params: dict) -> tuple[Columns, CovariateRoles]:
+    """The column names and covariate roles an estimator's parameters declare (``model.get_params()``)."""
+    return Columns.from_params(params), CovariateRoles.from_params(params)
+
+
 def _require_frame(df: object, argument: str) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         kind = type(df)

@@ -17,8 +17,7 @@ from sklearn.base import clone
 
 from ..data.frequency import infer_offset, normalise_freq
 from ..data.panel import check_calendar_span, check_on_grid
-from ..data.roles import CovariateRoles
-from ..data.validation import Columns, clean_history, merge_covariates
+from ..data.validation import clean_history, columns_and_roles, merge_covariates
 from ..engines import active_client, engine, is_dask_frame
 from ..estimator import Seq2SeqForecaster
 from ..model.faithfulness import RANKINGS, occlusions
@@ -29,7 +28,7 @@ from .executors import executor_for
 from .folds import FoldPlan, check_not_fitted_past, fold_data, guard_fold, series_spans
 from .progress import Progress
 from .result import BacktestResult
-from .scoring import MODEL_NAME, describe_cutoffs, in_zone, scored_forecasts, with_zone
+from .scoring import MODEL_NAME, describe_cutoffs, fold_scales, in_zone, scored_forecasts, with_zone
 
 __all__ = ["BacktestResult", "backtest", "fold_data", "guard_fold"]
 
@@ -59,7 +58,11 @@ def backtest(
     active Dask client runs them, and independent refitted folds, on its workers (same forecasts).
     A Dask DataFrame ``df`` is backtested where it lies: forecasts come back as a Dask DataFrame.
     """
-    refit_every = check_backtest_arguments(model, window, n_windows, step_size, refit, baselines, season_length, n_jobs)
+    if not isinstance(model, Seq2SeqForecaster):
+        raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")
+    if window not in ("expanding", "sliding"):
+        raise ValueError(f"`window` must be 'expanding' or 'sliding'; got {window!r}.")
+    refit_every = check_backtest_arguments(n_windows, step_size, refit, baselines, season_length, n_jobs)
     if is_dask_frame(df):
         arguments = dict(n_windows=n_windows, step_size=step_size, refit_every=refit_every, refit=refit, window=window)
         options = dict(baselines=tuple(baselines), season_length=season_length, progress=progress)
@@ -73,15 +76,16 @@ def backtest(
     report, client = Progress(progress, len(folds), "backtest"), active_client()  # baselines go to an active client
     executor = executor_for(plan, clone(model).set_params(freq=offset.freqstr), folds, report, client)
     executor.start(frame)
-    baseline_frames, seconds = [], {}
+    baseline_frames, scales, seconds = [], [], {}
     for fold in report.folds(folds):
         train, future = plan.fold_rows(frame, fold)
         executor.run_fold(fold, train, future)
         baseline_frames.append(fold_baselines(train, fold, plan, n_jobs, seconds, report, client))
+        scales.append(fold_scales(train, fold, columns, plan.season, normalise_freq(plan.freq)))
     out = executor.finish(frame)
-    scored = scored_forecasts(out.predictions, baseline_frames, out.scales, frame, columns, model.quantiles, plan.baselines)
-    settings = backtest_settings(model, out.fitted, folds, plan, refit, window, frame[columns.id].nunique(), len(frame))
-    occlusion = occlusion_at_last_fold(out.fitted, *plan.fold_rows(frame, folds[-1]), report)
+    scored = scored_forecasts(out.predictions, baseline_frames, scales, frame, columns, model.quantiles, plan.baselines)
+    settings = backtest_settings(model, out.estimator, folds, plan, refit, window, frame[columns.id].nunique(), len(frame))
+    occlusion = occlusion_at_last_fold(out.estimator, *plan.fold_rows(frame, folds[-1]), report)
     settings.update(n_jobs=n_jobs, occlusion=occlusion, seconds=time.perf_counter() - started)
     return _result(scored, frame, tz, folds, columns, out, settings, {**seconds, **out.seconds}, plan.baselines)
 
@@ -93,7 +97,7 @@ def _result(scored, frame, tz, folds, columns, out, settings, seconds, baselines
         settings["cutoffs"] = [describe_cutoffs(with_zone(f.cutoffs, tz)) for f in folds]
         forecasts, metrics, quantile_metrics = in_zone(forecasts, metrics, quantile_metrics, tz=tz)
         frame = frame.assign(**{columns.time: with_zone(frame[columns.time], tz)})
-    values = out.fitted.state_.network.values
+    values = out.estimator.state_.network.values
     skipped = [{"unique_id": uid, "fold": fold.index, "reason": why} for fold in folds for uid, why in fold.skipped.items()]
     return BacktestResult(
         forecasts=forecasts,
@@ -103,7 +107,7 @@ def _result(scored, frame, tz, folds, columns, out, settings, seconds, baselines
         settings=settings,
         attention=attention_frame(*out.last, columns.id, columns.time, tz, True, values),
         data=frame,
-        last_model=out.fitted,
+        last_model=out.estimator,
         quantile_metrics=quantile_metrics,
     )
 
@@ -111,8 +115,7 @@ def _result(scored, frame, tz, folds, columns, out, settings, seconds, baselines
 def _validated(model, df: pd.DataFrame, future_covariates_df: pd.DataFrame | None):
     """The whole frame validated once (future-known covariates merged in when given apart), its zone and frequency."""
     check_params(model.get_params())
-    params = model.get_params()
-    columns, roles = Columns.from_params(params), CovariateRoles.from_params(params)
+    columns, roles = columns_and_roles(model.get_params())
     if future_covariates_df is None:
         frame, tz = clean_history(df, columns, roles)
     else:
@@ -170,16 +173,12 @@ def occlusion_at_last_fold(fitted, train: pd.DataFrame, future, report) -> dict:
     return check
 
 
-def check_backtest_arguments(model, window, n_windows, step_size, refit, baselines, season_length=None, n_jobs=1) -> int:
+def check_backtest_arguments(n_windows, step_size, refit, baselines, season_length=None, n_jobs=1) -> int:
     """Refuse malformed backtest arguments with a message naming them; returns the refit period (0: never).
 
     ``season_length`` (None or a positive integer) and ``n_jobs`` (a positive integer) are checked as the
     estimator checks its own: a flag, a fraction, zero or a word is refused, never read as something else.
     """
-    if not isinstance(model, Seq2SeqForecaster):
-        raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")
-    if window not in ("expanding", "sliding"):
-        raise ValueError(f"`window` must be 'expanding' or 'sliding'; got {window!r}.")
     checked = (("n_windows", n_windows, False), ("step_size", step_size, True), ("season_length", season_length, True))
     for name, value, optional in (*checked, ("n_jobs", n_jobs, False)):
         if optional and value is None:

@@ -32,38 +32,42 @@ from ..model.fitted import FittedModel
 from ..model.inference import Forecast
 from .folds import Fold, FoldPlan, check_origins
 from .progress import Progress
-from .scoring import label, window_scales
+from .scoring import label
 
 
-def forecast_fold(model: FittedModel, panel: Panel, future: pd.DataFrame | None, fold: Fold, account: bool = False):
+def forecast_fold(model: FittedModel, panel: Panel, future: pd.DataFrame | None, fold: Fold) -> tuple[Panel, Forecast]:
     """``model``'s forecast from every series' cutoff in ``fold``, on the fold's ``panel`` with its future-known
-    covariates placed; returns that panel and the forecast (``account``: with the account of the median)."""
+    covariates placed; returns that panel and the forecast."""
     panel = model.with_future(panel, future)
     rows = np.arange(len(panel.ids))
     origins = np.full(len(rows), panel.last_col)
     check_origins(panel, rows, origins, fold)
-    return panel, model.forecast_at(panel, rows, origins, account=account)
+    return panel, model.forecast_at(panel, rows, origins)
+
+
+def with_account(model: FittedModel, panel: Panel, forecast: Forecast) -> Forecast:
+    """The last fold's forecast with the account of its median, for the report's shares: the state design computes
+    it apart (a gradient pass, untimed: not part of the forecast); the observation design has it already."""
+    if forecast.account is not None or not model.accountable:
+        return forecast
+    return model.forecast_ends(panel, account=True)
 
 
 @dataclass
 class FoldForecasts:
-    """What an executor gives back: each fold's labelled forecasts and MASE scales, the last fitted estimator, the
+    """What an executor gives back: each fold's labelled forecasts, the last fitted estimator, the
     last fold's windows (panel and forecast, with the account where the model has one: the report's attention and
     shares) and the seconds spent fitting and forecasting."""
 
     predictions: list[pd.DataFrame] = field(default_factory=list)
-    scales: list[pd.DataFrame] = field(default_factory=list)
-    fitted: object = None
+    estimator: object = None
     last: tuple[Panel, Forecast] | None = None
     seconds: dict = field(default_factory=lambda: {"fit": 0.0, "predict": 0.0})
 
-    def add(self, panel: Panel, forecast: Forecast, model: FittedModel, requested, season: int) -> None:
-        """One fold's (or one pass's) forecasts, labelled with their cutoffs, and their windows' MASE scales.
-
-        ``requested``: the estimator's quantile levels (its forecast columns); ``season``: the MASE season.
-        """
+    def add(self, panel: Panel, forecast: Forecast, model: FittedModel, requested) -> None:
+        """One fold's (or one pass's) forecasts, labelled with their cutoffs and the estimator's columns (``requested``:
+        its quantile levels)."""
         self.predictions.append(label(panel, forecast, model, requested))
-        self.scales.append(window_scales(panel, forecast, model, season))
 
 
 class FoldExecutor(Protocol):
@@ -88,12 +92,12 @@ class FoldByFold:
 
     def fit(self, fold: Fold, train: pd.DataFrame) -> Panel | None:
         """The fold's fit where the schedule calls for one; returns the panel it built (None without a fit)."""
-        if not self.plan.refits(fold, self.out.fitted):
+        if not self.plan.refits(fold, self.out.estimator):
             return None
         tick = time.perf_counter()
-        self.out.fitted = self.plan.refit_from(self.out.fitted, self.template)
+        self.out.estimator = self.plan.refit_from(self.out.estimator, self.template)
         self.report.step(f"fitting seq2seq on {train[self.plan.columns.id].nunique()} series")
-        panel = self.out.fitted.fit_frame(train, None)
+        panel = self.out.estimator.fit_frame(train, None)
         self.out.seconds["fit"] += time.perf_counter() - tick
         return panel
 
@@ -101,13 +105,11 @@ class FoldByFold:
         panel = self.fit(fold, train)
         tick = time.perf_counter()
         self.report.step("forecasting (network and statistical partners)")
-        model = self.out.fitted.fitted()
+        model = self.out.estimator.fitted()
         panel, forecast = forecast_fold(model, panel if panel is not None else model.panel(train), future, fold)
-        self.out.add(panel, forecast, model, self.template.quantiles, self.plan.season)
+        self.out.add(panel, forecast, model, self.template.quantiles)
         self.out.seconds["predict"] += time.perf_counter() - tick
-        self.out.last = (panel, forecast)
-        if fold is self.folds[-1] and forecast.account is None and model.accountable:  # the report's shares, untimed
-            self.out.last = (panel, model.forecast_ends(panel, account=True))
+        self.out.last = (panel, with_account(model, panel, forecast) if fold is self.folds[-1] else forecast)
 
     def finish(self, frame: pd.DataFrame) -> FoldForecasts:
         return self.out
@@ -123,11 +125,11 @@ class OnePass(FoldByFold):
         tick = time.perf_counter()
         folds, columns = self.folds, self.plan.columns
         self.report.step(f"forecasting all {len(folds)} folds' origins in one pass")
-        model = self.out.fitted.fitted()
+        model = self.out.estimator.fitted()
         panel = model.panel(history_only(frame[frame[columns.id].isin(scored_ids(folds))], folds, columns))
         series, origins = fold_windows(panel, folds)
         forecast = model.forecast_at(panel, series, origins)
-        self.out.add(panel, forecast, model, self.template.quantiles, self.plan.season)
+        self.out.add(panel, forecast, model, self.template.quantiles)
         self.out.seconds["predict"] += time.perf_counter() - tick
         final = slice(len(series) - len(folds[-1].cutoffs), None)
         if forecast.account is None and model.accountable:  # the state design's account: the last fold's windows

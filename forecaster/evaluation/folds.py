@@ -16,7 +16,7 @@ from sklearn.base import clone
 from ..data.frequency import normalise_freq, season_length_for
 from ..data.panel import Panel
 from ..data.roles import CovariateRoles, LeakageError
-from ..data.validation import Columns
+from ..data.validation import Columns, columns_and_roles
 
 # statsforecast's ETS refuses a series of at most (parameters + 4) periods; its simplest model has 2 (alpha, l0).
 AUTO_ETS_MIN_PERIODS = 7
@@ -131,6 +131,8 @@ class FoldPlan:
         refit_every: fit a model at folds ``0, k, 2k, ...`` (0: once, on the first fold's rows).
         warm_start: a refit continues from the previous fold's model instead of a fresh clone.
         levels: the quantile levels the model forecasts, at which the baselines forecast too.
+        offset: the calendar the cutoffs are placed on (None: ``freq``'s); an offset whose alias loses something
+            (a business-day calendar with holidays) keeps it here.
     """
 
     columns: Columns
@@ -147,6 +149,7 @@ class FoldPlan:
     levels: tuple[float, ...]
     refit_every: int = 1
     warm_start: bool = False
+    offset: pd.DateOffset | None = None
 
     @property
     def one_pass(self) -> bool:
@@ -171,15 +174,16 @@ class FoldPlan:
         horizon, step = model.horizon, model.horizon if step_size is None else step_size
         min_train, why = min_train_periods(horizon, season, baselines)
         levels = () if model.quantiles is None else tuple(model.quantiles)
-        columns, roles = Columns.from_params(params), CovariateRoles.from_params(params)
+        columns, roles = columns_and_roles(params)
         sliding = window == "sliding"
-        options = (min_train, sliding, why, season, tuple(baselines), levels, refit_every, bool(model.warm_start))
+        options = (min_train, sliding, why, season, tuple(baselines), levels, refit_every, bool(model.warm_start), offset)
         return cls(columns, roles, offset.freqstr, horizon, n_windows, step, *options)
 
     def folds(self, ends: pd.Series, starts: pd.Series, empty_ok: bool = False) -> list[Fold]:
         """The folds of series that end at ``ends`` and start (first observed target) at ``starts``."""
         options = (self.horizon, self.n_windows, self.step, self.min_train, self.sliding, self.why)
-        return rolling_origins(ends, starts, normalise_freq(self.freq), *options, empty_ok=empty_ok)
+        offset = self.offset if self.offset is not None else normalise_freq(self.freq)
+        return rolling_origins(ends, starts, offset, *options, empty_ok=empty_ok)
 
     def folds_of(self, frame: pd.DataFrame) -> list[Fold]:
         """One partition's folds: its series' cutoffs depend on each series' own span only (empty folds kept)."""

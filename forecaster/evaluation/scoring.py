@@ -1,9 +1,10 @@
 """Scoring a backtest's folds: the model's forecasts labelled with their cutoffs, each window's MASE scale, and the
 metrics of every model against the actuals.
 
-The scorer itself (:func:`scored_forecasts`) sees forecast columns, actuals and scales only: it scores the model and
-the baselines alike, through the one MASE kernel (``data.scaling.mase_scale``, the training loss weights' kernel too)
-and ``metrics.score_forecasts``' one sMAPE. A scale is each window's history up to its origin, in the target's units.
+Scoring is model-independent: the scales come from each fold's training rows (:func:`fold_scales`, through the one
+MASE kernel, ``data.scaling.mase_scale``, which also weighs the training loss), and the scorer
+(:func:`scored_forecasts`) sees forecast columns, actuals and scales only, scoring the model and the baselines alike
+with ``metrics.score_forecasts``' one MASE and one sMAPE.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..data.panel import Panel
+from ..data.panel import Panel, layout
 from ..data.scaling import mase_scale, naive_error_table
 from ..data.validation import Columns, restore_zone
 from ..model.fitted import FittedModel
-from ..model.inference import Forecast, target_values
+from ..model.inference import Forecast
 from ..model.outputs import forecast_frame, quantile_column
+from .folds import Fold
 from .metrics import quantile_columns, score_forecasts, score_quantiles
 
 MODEL_NAME = "seq2seq"
@@ -33,15 +35,22 @@ def label(panel: Panel, forecast: Forecast, model: FittedModel, requested) -> pd
     return out.rename(columns=quantile_renames(requested))
 
 
-def window_scales(panel: Panel, forecast: Forecast, model: FittedModel, season: int) -> pd.DataFrame:
-    """The MASE scale of each window (``unique_id``, ``cutoff``, ``scale``) from its series' history up to its origin."""
-    table = naive_error_table(target_values(panel, model.state), season, panel.first_col)
+def fold_scales(train: pd.DataFrame, fold: Fold, columns: Columns, season: int, offset: pd.DateOffset) -> pd.DataFrame:
+    """The MASE scale of each window of ``fold`` (``unique_id``, ``cutoff``, ``scale``) from the fold's training rows.
+
+    Each series' history, from its first row to its cutoff, is laid on the calendar of ``offset`` (missing periods
+    stay missing) and goes through the one kernel (``data.scaling.mase_scale``): the scale depends on the data the
+    fold gives every model, never on a model.
+    """
+    codes, uniques, _, pos, end, length = layout(train, columns, offset, 0, 0, fill_gaps=True)
+    start = end - length + 1
+    y = np.full((len(uniques), int(length.max()) if len(length) else 0), np.nan)
+    y[codes, pos - start[codes]] = train[columns.target].to_numpy(dtype=np.float64)
+    rows = np.arange(len(uniques))
+    table = naive_error_table(y, season, np.zeros(len(uniques), dtype=np.int64))
+    ids = np.asarray(uniques)
     return pd.DataFrame(
-        {
-            "unique_id": panel.ids[forecast.series],
-            "cutoff": panel.timestamps(forecast.series, forecast.origins),
-            "scale": mase_scale(table, forecast.series, forecast.origins),
-        }
+        {"unique_id": ids, "cutoff": fold.cutoffs.reindex(ids).to_numpy(), "scale": mase_scale(table, rows, length - 1)}
     )
 
 

@@ -280,8 +280,6 @@ def run_study(path: str | Path, progress: bool = True) -> tuple[BacktestResult, 
         settings["baselines"] = tuple(settings["baselines"]) if isinstance(settings["baselines"], list) else settings["baselines"]
     try:
         check_backtest_arguments(
-            model,
-            settings.get("window", "expanding"),
             settings.get("n_windows", 3),
             settings.get("step_size"),
             settings.get("refit", True),

@@ -129,6 +129,52 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+# The deciles the probabilistic benchmarks score (weighted quantile loss over 0.1, ..., 0.9): the default levels.
+NINE_LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+# Every parameter's default beside its constraint: the estimator's signature gives the same values
+# (tests/test_input_policies.py checks it), and a model file read without an estimator takes them from here.
+DEFAULTS: dict[str, Any] = {
+    "input_size": None,
+    "freq": None,
+    "season_length": None,
+    "future_covariates": (),
+    "past_covariates": (),
+    "static_covariates": (),
+    "quantiles": NINE_LEVELS,
+    "attention": "dot",
+    "attention_values": "states",
+    "hidden_size": 64,
+    "num_layers": 1,
+    "cell": "gru",
+    "dropout": 0.1,
+    "linear_skip": None,
+    "scaler": "standard",
+    "loss_scale": "seasonal_naive",
+    "log_target": False,
+    "seasonal_profile": True,
+    "trend_line": None,
+    "theta_weight": None,
+    "holt_winters_weight": None,
+    "max_steps": None,
+    "batch_size": 128,
+    "learning_rate": 0.003,
+    "early_stopping": None,
+    "refit_on_full": False,
+    "warm_start": False,
+    "init": "auto",
+    "fill_gaps": False,
+    "id_col": "unique_id",
+    "time_col": "ds",
+    "target_col": "y",
+    "n_models": 1,
+    "n_jobs": 1,
+    "device": "auto",
+    "num_threads": 1,
+    "progress": True,
+    "random_state": 0,
+}
+
 # Parameters that only steer training (``device``: predict runs where the model was fitted): changing them
 # after ``fit`` takes effect at the next fit.
 # Every other parameter gives the fitted network its meaning, so a fitted model refuses to forecast

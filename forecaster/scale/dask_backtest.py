@@ -21,7 +21,7 @@ models; the models themselves differ, since a Dask fit trains on streamed window
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import dask
 import dask.dataframe as dd
@@ -30,15 +30,14 @@ from sklearn.base import clone
 
 from ..data.frequency import infer_offset, normalise_freq
 from ..data.panel import check_on_grid
-from ..data.roles import CovariateRoles
-from ..data.validation import Columns, clean_history
+from ..data.validation import clean_history, columns_and_roles
 from ..evaluation.backtest import backtest_settings, backtest_timings
 from ..evaluation.baselines import fold_baselines
 from ..evaluation.executors import FoldForecasts, forecast_fold
 from ..evaluation.folds import FoldPlan, check_not_fitted_past, series_spans
 from ..evaluation.progress import Progress
 from ..evaluation.result import BacktestResult
-from ..evaluation.scoring import describe_cutoffs, in_zone, scored_forecasts, with_zone
+from ..evaluation.scoring import describe_cutoffs, fold_scales, in_zone, scored_forecasts, with_zone
 from .dask_fit import by_whole_series, fit_whole_series, head_rows
 from .dask_frames import shipped
 from .window_stream import flat_partition
@@ -90,7 +89,7 @@ def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) 
     if part.empty:
         return PartitionScores(None, None, None)
     frame, tz = _clean_with_zone(part, plan)
-    out, baseline_frames, skipped = FoldForecasts(), [], []
+    out, baseline_frames, scales, skipped = FoldForecasts(), [], [], []
     seconds = {"predict": 0.0}
     for fold in plan.folds_of(frame):
         skipped += [{"unique_id": uid, "fold": fold.index, "reason": why} for uid, why in fold.skipped.items()]
@@ -100,14 +99,13 @@ def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) 
         tick = time.perf_counter()
         model = models[fold.index].fitted()
         panel, forecast = forecast_fold(model, model.panel(train), future, fold)
-        out.add(panel, forecast, model, template.quantiles, plan.season)
+        out.add(panel, forecast, model, template.quantiles)
+        scales.append(fold_scales(train, fold, plan.columns, plan.season, normalise_freq(plan.freq)))
         seconds["predict"] += time.perf_counter() - tick
         baseline_frames.append(fold_baselines(train, fold, plan, 1, seconds))
     if not out.predictions:
         return PartitionScores(None, None, None, skipped, seconds)
-    scored = scored_forecasts(
-        out.predictions, baseline_frames, out.scales, frame, plan.columns, template.quantiles, plan.baselines
-    )
+    scored = scored_forecasts(out.predictions, baseline_frames, scales, frame, plan.columns, template.quantiles, plan.baselines)
     forecasts, metrics, quantiles = scored
     pooled = quantiles.groupby(["model", "level"], sort=False)[QUANTILE_SUMS].sum().reset_index()
     if tz:  # the caller's zone, as the in-process backtest and ``predict`` give it back
@@ -149,15 +147,15 @@ def backtest_dask(
             "`future_covariates_df` is not taken with a Dask `df`: give the future-known covariates as columns of `df`."
         )
     started = time.perf_counter()
-    params = model.get_params()
-    columns, roles = Columns.from_params(params), CovariateRoles.from_params(params)
+    columns, roles = columns_and_roles(model.get_params())
     _, rows = by_whole_series(df, columns.id)
     parts = rows.to_delayed()
     head = head_rows(rows, columns, roles)
     offset = normalise_freq(model.freq) if model.freq else infer_offset(head[columns.time], head[columns.id])
     plan = FoldPlan.for_model(model, offset, n_windows, step_size, refit_every, window, baselines, season_length)
+    plan = replace(plan, offset=None)  # the partitions place the cutoffs on the alias's calendar (``plan.freq``)
     report = Progress(progress, n_windows, "backtest")
-    spans, folds = _whole_panel_folds(parts, plan, report)
+    spans, folds = _whole_panel_folds(parts, plan, offset, report)
     check_not_fitted_past(model, folds[0])
     template = clone(model).set_params(freq=offset.freqstr)
     meta = fold_rows(head.iloc[:0], 0, plan, head.iloc[:0])
@@ -177,14 +175,14 @@ def backtest_dask(
     return _gathered(scored, model, fitted, folds, plan, spans, refit, window, {"fit": fit_seconds}, started, report)
 
 
-def _whole_panel_folds(parts: list, plan: FoldPlan, report: Progress) -> tuple[pd.DataFrame, list]:
+def _whole_panel_folds(parts: list, plan: FoldPlan, offset, report: Progress) -> tuple[pd.DataFrame, list]:
     """One pass over the partitions (validation and each series' span), then the whole panel's folds."""
     report.step("reading every partition once: validation and each series' span")
     spans = pd.concat(dask.compute(*[dask.delayed(series_span)(part, plan) for part in parts]))
     # Each partition checked its rows on a calendar from its own first timestamp; the series' ends, on one calendar,
     # tie those calendars together (daily data at 00:00 in one partition and 12:00 in another is refused here).
     ends = pd.concat([spans["first"], spans["last"]])
-    check_on_grid(ends.reset_index(drop=True), ends.index.to_series().reset_index(drop=True), normalise_freq(plan.freq))
+    check_on_grid(ends.reset_index(drop=True), ends.index.to_series().reset_index(drop=True), offset)
     return spans, plan.folds(spans["last"], spans["first"])  # the whole panel's folds: refused as in process
 
 

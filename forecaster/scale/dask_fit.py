@@ -38,8 +38,7 @@ import pandas as pd
 
 from ..data.features import merge_features
 from ..data.frequency import infer_offset, normalise_freq
-from ..data.roles import CovariateRoles
-from ..data.validation import Columns, clean_history
+from ..data.validation import Columns, clean_history, columns_and_roles
 from ..engines import is_dask_frame
 from ..model.fitting import minimum_history
 from ..model.members import TrainingJob
@@ -169,7 +168,7 @@ def fit_whole_series(model, frame, rows=None, quiet: bool = False):
     ``rows``: the same frame with the id as a column (default: ``frame`` itself). ``quiet``: no warning
     about the series the client kept (a backtest forecasts every series from its own data).
     """
-    columns, roles = Columns.from_params(model.get_params()), CovariateRoles.from_params(model.get_params())
+    columns, roles = columns_and_roles(model.get_params())
     id_col, rows = columns.id, frame if rows is None else rows
     check_params(model.get_params())
     offset = _offset(model, head_rows(rows, columns, roles))

@@ -14,7 +14,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..data.panel import Panel
-from ..evaluation.executors import FoldForecasts, forecast_fold
+from ..evaluation.executors import FoldForecasts, forecast_fold, with_account
 from ..evaluation.folds import Fold, FoldPlan
 from ..evaluation.progress import Progress
 from ..model.inference import Forecast
@@ -43,8 +43,8 @@ def fit_and_forecast(template, train: pd.DataFrame, future: pd.DataFrame | None,
     model = fitted.fitted()
     panel, forecast = forecast_fold(model, panel, future, fold)
     predict_seconds = time.perf_counter() - tick
-    if account and forecast.account is None and model.accountable:  # the report's shares: not part of the forecast
-        forecast = model.forecast_ends(panel, account=True)
+    if account:  # the report's shares: not part of the forecast
+        forecast = with_account(model, panel, forecast)
     return FittedFold(fitted, panel, forecast, fit_seconds, predict_seconds)
 
 
@@ -85,8 +85,8 @@ class ClusterFolds:
             except BaseException:
                 self.client.cancel(self.jobs[index + 1 :])
                 raise
-            out.fitted, out.last = done.fitted, (done.panel, done.forecast)
-            out.add(done.panel, done.forecast, done.fitted.fitted(), self.template.quantiles, self.plan.season)
+            out.estimator, out.last = done.fitted, (done.panel, done.forecast)
+            out.add(done.panel, done.forecast, done.fitted.fitted(), self.template.quantiles)
             out.seconds["fit"] += done.fit_seconds
             out.seconds["predict"] += done.predict_seconds
         return out

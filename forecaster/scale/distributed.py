@@ -36,8 +36,7 @@ import torch.distributed as dist
 import torch.multiprocessing as torch_mp
 from torch.nn.parallel import DistributedDataParallel
 
-from ..data.roles import CovariateRoles
-from ..data.validation import Columns, clean_history
+from ..data.validation import clean_history, columns_and_roles
 from ..model.members import MemberTrainer, TrainingJob, _fit_member
 from ..model.params import resolve_device
 from ..model.training import TrainResult
@@ -245,6 +244,6 @@ def fit_distributed(model, df: pd.DataFrame, world_size: int | None = None):
             raise ValueError(f"`world_size` must be a positive integer, got {world_size!r}.")
         trainer = spawn_trainer(int(world_size))
     resolve_device(model.device)  # an unavailable device fails here, before any process starts
-    frame, tz = clean_history(df, Columns.from_params(model.get_params()), CovariateRoles.from_params(model.get_params()))
+    frame, tz = clean_history(df, *columns_and_roles(model.get_params()))
     model.fit_frame(frame, tz, trainer)
     return model

@@ -16,7 +16,7 @@ from ...data.features import static_width
 from ...data.frequency import calendar_features, normalise_freq
 from ...data.roles import CovariateRoles
 from ...partners.blend import PARTNERS
-from ..params import CONSTRAINTS, MAX_WINDOW_CELLS, architecture, blend_weights, check_params
+from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, architecture, blend_weights, check_params
 from ..state import FittedState
 from .layout import CONFIG, HISTORY, Invalid
 
@@ -32,38 +32,39 @@ PARAM_DEFAULTS = {
 
 def estimator_from_params(cls, params: dict[str, Any]):
     """The estimator with the file's parameters, refused unless ``check_params`` accepts them."""
+    _refuse_unknown(params, ("horizon",))
+    model = cls(**{**PARAM_DEFAULTS, **params})
+    return _checked(model.get_params(), model)
+
+
+def complete_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The file's parameters completed as :func:`estimator_from_params` completes them (the defaults of files that
+    predate a parameter, then the estimator's defaults from the parameter table), refused unless ``check_params``
+    accepts them: a model file read without an estimator."""
+    _refuse_unknown(params, ("horizon",))
+    complete = {**DEFAULTS, **PARAM_DEFAULTS, **params}
+    return _checked(complete, complete)
+
+
+def _refuse_unknown(params: dict[str, Any], required: tuple[str, ...]) -> None:
+    """Refuse a parameter this version does not know, or a missing one of ``required``."""
     unknown = [name for name in params if name not in CONSTRAINTS]
     if unknown:
         raise Invalid(f"`params.{unknown[0]}` in {CONFIG} is not a parameter of this forecaster ({__version__}).")
-    if "horizon" not in params:
-        raise Invalid(f"`params.horizon` is missing from {CONFIG}.")
-    model = cls(**{**PARAM_DEFAULTS, **params})
-    values = model.get_params()
+    missing = [name for name in required if name not in params]
+    if missing:
+        raise Invalid(f"`params.{missing[0]}` is missing from {CONFIG}.")
+
+
+def _checked(values: dict[str, Any], result):
+    """``result`` once ``values`` pass ``check_params`` and name valid covariate roles (else :class:`Invalid`)."""
     try:
         # A model fitted on a GPU loads on a machine without one (it runs on the CPU), so availability is not checked.
         check_params({**values, "device": "cpu" if values["device"] == "cuda" else values["device"]})
         CovariateRoles.from_params(values)
     except (TypeError, ValueError) as error:
         raise Invalid(f"`params` in {CONFIG}: {error}") from None
-    return model
-
-
-def complete_params(params: dict[str, Any]) -> dict[str, Any]:
-    """The file's parameters with the defaults of files that predate some of them, refused unless every parameter
-    is there and ``check_params`` accepts them (a model file read without an estimator to supply the rest)."""
-    unknown = [name for name in params if name not in CONSTRAINTS]
-    if unknown:
-        raise Invalid(f"`params.{unknown[0]}` in {CONFIG} is not a parameter of this forecaster ({__version__}).")
-    complete = {**PARAM_DEFAULTS, **params}
-    missing = [name for name in CONSTRAINTS if name not in complete]
-    if missing:
-        raise Invalid(f"`params.{missing[0]}` is missing from {CONFIG}.")
-    try:
-        check_params({**complete, "device": "cpu" if complete["device"] == "cuda" else complete["device"]})
-        CovariateRoles.from_params(complete)
-    except (TypeError, ValueError) as error:
-        raise Invalid(f"`params` in {CONFIG}: {error}") from None
-    return complete
+    return result
 
 
 def check_bounds(fitted: dict[str, Any]) -> None:

@@ -352,16 +352,22 @@ def load_model(cls, path):
     Raises:
         ModelFileError: a file is missing, does not match its checksum, or breaks the schema (the message names it).
     """
-    params, state, network = _read_model(path, lambda given: estimator_from_params(cls, given).get_params())
-    return cls(**params).set_fitted(state, network, "cpu", [])
+    built = []
+
+    def complete(given: dict[str, Any]) -> dict[str, Any]:
+        built.append(estimator_from_params(cls, given))
+        return built[-1].get_params()
+
+    _, state, network = _read_model(path, complete)
+    return built[-1].set_fitted(state, network, "cpu", [])
 
 
 def read_fitted(path) -> tuple[dict[str, Any], FittedState, Ensemble]:
-    """The parameters, fitted state and network of a model file that records every parameter (as ``save`` writes
-    them), without an estimator: the shipped priors are read this way.
+    """The parameters, fitted state and network of a model file, without an estimator (the shipped priors are read
+    this way); the parameters are those ``load_model`` would give the estimator.
 
     Raises:
-        ModelFileError: as :func:`load_model`, and when the file lacks a parameter.
+        ModelFileError: as :func:`load_model`.
     """
     return _read_model(path, complete_params)
 
