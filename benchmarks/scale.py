@@ -173,7 +173,7 @@ def run_parquet(folder: str, workers: int, steps: int | None, memory_limit: str)
         fit_s=fit_s,
         sample=len(model.training_end_),
         steps=len(model.train_result_.train_loss),
-        blend=model._blend_weights(),
+        blend=model.fitted().blend,
         fit_client_mb=fit_client_mb,
         predict_s=predict_s,
         client_peak_mb=peak_mb(),

@@ -1,6 +1,6 @@
 """forecaster: a global sequence-to-sequence forecaster with attention, and an honest backtester.
 
-The package has four parts, each a folder:
+The package has five parts, each a folder:
 
 - ``data``: validation of long frames, covariate roles and the leakage guard, the padded panel,
   windows (series, origin) and their scaling;
@@ -14,7 +14,7 @@ and ``pretraining`` (the prior's corpus and training command; its weights ship i
 
 Imports run one way: ``data`` <- ``partners`` <- ``model`` <- ``estimator`` (the scikit-learn-style
 facade) <- ``plots`` <- ``evaluation`` <- ``scale`` <- ``cli`` and ``pretraining``; ``engines`` (the registry
-through which the estimator and the backtest reach the Dask engines) and ``datasets`` are leaves
+through which the estimator and the backtest reach the Dask engines) is a leaf and ``datasets`` sits on ``data``
 (tests/test_architecture.py checks it).
 """
 

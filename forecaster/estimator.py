@@ -2,7 +2,7 @@
 
 It checks parameters (``model.params``), validates frames (``data.validation``), builds the
 fitted state (``model.state``) and hands every forecast to the inference core
-(``model.inference``); it holds no forecasting logic of its own.
+(``model.inference``) through the fitted model (``model.fitted.FittedModel``); it holds no forecasting logic of its own.
 """
 
 from __future__ import annotations
@@ -501,7 +501,7 @@ class Seq2SeqForecaster(BaseEstimator):
         values = self.state_.network.values
         return attention_frame(panel, forecast, self.id_col, self.time_col, tz, include_padding, values)
 
-    # ------------------------------------------------------------------ persistence
+    # ------------------------------------------------------------------ model files
     def save(self, path) -> None:
         """Write the fitted model to directory ``path`` (JSON config with the fitted state, weights, history tail)."""
         from .model.files import save_model

@@ -397,5 +397,5 @@ def log_target(panel: Panel, target: str) -> Panel:
 
 
 def with_decomposition(panel: Panel, season_length: int, seasonal: bool, trend: bool) -> Panel:
-    """The panel with its long-run decomposition table (see :mod:`forecaster.decomposition`)."""
+    """The panel with its long-run decomposition table (see :mod:`forecaster.data.decomposition`)."""
     return replace(panel, decomposition=decomposition_table(panel.y, season_length, seasonal, trend))

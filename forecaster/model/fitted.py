@@ -1,7 +1,8 @@
 """The fitted model as the package's own modules use it: state, network and device, and forecasts at any origins.
 
-``Seq2SeqForecaster.fitted()`` hands one out; the backtest's executors, the Dask paths and the model files read the
-fit through it instead of the estimator's internals. It holds references, not copies: building one is free.
+``Seq2SeqForecaster.fitted()`` hands one out; the backtest's executors and the Dask fold and backtest paths forecast
+through it instead of the estimator's internals (a fit, ``load`` and the Dask model shipping adopt a fit through
+``set_fitted()``). It holds references, not copies: building one is free.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The inference core: forecasts and attention of any windows (series, origin) of a panel, in one pass.
 
-Origins are data. ``predict`` passes each series' end; the backtest passes every fold's
-cutoff of one panel. Either way the same function runs the network once per window,
+Origins are data. ``predict`` passes each series' end; the backtest passes each fold's cutoffs (without refits and
+with an expanding window, every fold's cutoffs of one panel). Either way the same function runs the network once per window,
 maps its outputs back to target units, blends in the statistical partners fitted on
 the same history up to the same origin, and returns attention from the same pass.
 Nothing here reads a column after a window's origin: the encoder through

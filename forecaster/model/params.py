@@ -2,7 +2,9 @@
 
 Every parameter of :class:`forecaster.Seq2SeqForecaster` has one row in ``CONSTRAINTS``:
 a check and the words an error uses for it. ``check_params`` reads the table, then the few
-rules that span several parameters (blend weights summing to at most 1, quantile levels).
+rules that span several parameters (blend weights summing to at most 1, quantile levels). ``DEFAULTS`` holds
+every parameter's default (the estimator's signature gives the same; a model file read without an estimator takes
+them from here), and the ``MAX_*`` bounds are shared with the model files' schema.
 """
 
 from __future__ import annotations
