@@ -9,8 +9,9 @@ Only the seasonal-naive baseline runs, so the figures time the model, not AutoET
 ``--dask-workers N`` runs the backtest with an active client of a ``LocalCluster`` of N worker processes with
 one thread each: the baselines, and the refitted folds of ``--mode refit`` (independent ones), then run on the
 workers. ``--dask-frame`` (with ``--dask-workers``) backtests the panel as a Dask DataFrame of 8 partitions
-instead: each fold a Dask fit (on windows drawn on the workers when the fold has more than ``--sample-windows``, by default 100,000; M3 monthly's
-folds have fewer, so they are fitted whole), every partition forecast and scored where it lies. Run with
+instead: each fold a Dask fit (on windows drawn on the workers when the fold has more than ``--sample-windows``,
+by default 100,000; M3 monthly's folds have fewer, so they are fitted whole), every partition forecast and scored
+where it lies. Run with
 OMP_WAIT_POLICY=PASSIVE on an otherwise idle machine, e.g.:
   OMP_WAIT_POLICY=PASSIVE python benchmarks/backtest_time.py --mode refit [--dask-workers 2]
 """
