@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,3 +151,22 @@ def test_no_function_is_longer_than_the_limit(limit):
                 if length > limit:
                     long.append(f"{name}.{node.name}: {length} lines")
     assert not long, "\n".join(long)
+
+
+def test_importing_the_package_registers_the_dask_engines_without_importing_dask():
+    """The estimator and the backtest find the Dask engines by name; Dask itself loads only when one is called."""
+    code = (
+        "import sys, forecaster\n"
+        "from forecaster import engines\n"
+        "names = ['dask.fit', 'dask.forecast_frames', 'dask.backtest', 'dask.folds', 'dask.baselines']\n"
+        "print(all(callable(engines.engine(n)) for n in names), 'dask' in sys.modules, 'distributed' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False", "False"]
+
+
+def test_an_unregistered_engine_is_a_clear_error():
+    from forecaster.engines import engine
+
+    with pytest.raises(RuntimeError, match="No 'dask.nothing' engine is registered"):
+        engine("dask.nothing")
