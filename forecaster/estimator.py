@@ -269,6 +269,7 @@ class Seq2SeqForecaster(BaseEstimator):
     ) -> Panel:
         """Fit on a frame that ``clean_history`` already validated; returns the panel the fit built.
 
+        The package's own way in (users call :meth:`fit`, which validates first): nothing here checks the frame again.
         The backtest calls this once per refitted fold, then forecasts from the same panel (``fitted().forecast_at``).
         ``train_members(job, seeds, initial)`` trains the members instead of ``fit_members``
         (``forecaster.scale.distributed`` passes one that trains each across processes).
