@@ -40,7 +40,9 @@ def fold_scales(train: pd.DataFrame, fold: Fold, columns: Columns, season: int, 
 
     Each series' history, from its first row to its cutoff, is laid on the calendar of ``offset`` (missing periods
     stay missing) and goes through the one kernel (``data.scaling.mase_scale``): the scale depends on the data the
-    fold gives every model, never on a model.
+    fold gives every model, never on a model. ``offset`` is the frequency alias's calendar, the one the model's
+    panel and the scores have always used (for a business-day calendar with holidays it differs from the calendar
+    the cutoffs sit on, ``FoldPlan.offset``: a holiday is a missing period here).
     """
     codes, uniques, _, pos, end, length = layout(train, columns, offset, 0, 0, fill_gaps=True)
     start = end - length + 1
