@@ -40,7 +40,7 @@ def test_backtest_command_writes_a_full_report(tmp_path, capsys):
     # The synthetic loader declares a future covariate; the blend is chosen on held-out windows all the same.
     assert "chosen at fit on held-out windows" in text
     # The interval treatment is named with every candidate's held-out WQL, the network's own quantiles among them.
-    assert "- intervals: " in text and "chosen by the lowest WQL on" in text and "network 0." in text
+    assert "- intervals: " in text and "quantiles unless another treatment" in text and "network 0." in text
     assert "seq2seq" in capsys.readouterr().out
 
 

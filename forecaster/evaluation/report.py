@@ -255,8 +255,9 @@ def _calibration_line(result) -> list[str]:
     if calibration.treatment is not None:
         scores = ", ".join(f"{name} {value:.4f}" for name, value in calibration.held_out_wql.items())
         return [
-            f"- intervals: {_TREATMENT_WORDS.get(calibration.treatment, calibration.treatment)}; chosen by the lowest WQL "
-            f"on {calibration.n_windows} held-out windows at the end of the training data, last fold "
+            f"- intervals: {_TREATMENT_WORDS.get(calibration.treatment, calibration.treatment)}; chosen on "
+            f"{calibration.n_windows} held-out windows at the end of the training data, last fold: the network's own "
+            f"quantiles unless another treatment's WQL is clearly lower across the held-out series "
             f"(cross-fitted where factors are learnt: {scores})"
         ]
     if calibration.factors is None:
