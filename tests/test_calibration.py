@@ -287,15 +287,20 @@ def test_a_treatment_that_wins_on_one_series_only_does_not_replace_the_network()
     wide = 100.0 + _normal_quantiles(len(series), 4, 3.3)  # a little too wide everywhere
     shocked = series == 0
     actual[shocked] += 25.0  # one series leaves the network's interval; the wider one covers it better there
-    _, scores = choose_treatment(right, wide, actual, series, LEVELS, 4)
+    treatment, scores = choose_treatment(right, wide, actual, series, LEVELS, 4)
     assert scores["mixed"] < scores["network"]  # the lowest held-out WQL, which the rule used to take
-    treatment, _ = choose_treatment(right, wide, actual, series, LEVELS, 4)
     assert treatment == "network"
     # Intervals too narrow on every series: the gain is evidence and the wider treatment is taken.
     narrow, actual, series = _held_out(4.5, 3.0, n_series=60)
     wider = 100.0 + _normal_quantiles(len(series), 4, 4.5)
     treatment, scores = choose_treatment(narrow, wider, actual, series, LEVELS, 4)
     assert treatment != "network" and scores[treatment] < scores["network"]
+
+
+def test_held_out_wql_of_no_window_is_undefined():
+    """No held-out window gives no score (NaN), never a perfect 0 that would win the choice."""
+    assert np.isnan(held_out_wql(np.zeros((0, 4, len(LEVELS))), np.zeros((0, 4)), LEVELS))
+    assert np.isnan(held_out_wql(np.zeros((2, 4, len(LEVELS))), np.full((2, 4), np.nan), LEVELS))
 
 
 def test_factors_are_scored_on_series_they_were_not_learnt_from(monkeypatch):

@@ -257,7 +257,7 @@ def _calibration_line(result) -> list[str]:
         return [
             f"- intervals: {_TREATMENT_WORDS.get(calibration.treatment, calibration.treatment)}; chosen on "
             f"{calibration.n_windows} held-out windows at the end of the training data, last fold: the network's own "
-            f"quantiles unless another treatment's WQL is clearly lower across the held-out series "
+            f"quantiles unless another treatment's WQL is clearly lower across the held-out series (with one series, lower) "
             f"(cross-fitted where factors are learnt: {scores})"
         ]
     if calibration.factors is None:

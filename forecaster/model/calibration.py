@@ -42,7 +42,7 @@ MIN_HOLDOUT_WINDOWS = 100
 MAX_BACK_SHARE = 0.05
 # Residuals behind each factor: a step pools its neighbours until it has this many.
 MIN_PER_STEP = 300
-# Paired t-statistic over held-out windows by which another blend must beat the default to replace it.
+# Paired t-statistic over held-out series by which another blend must beat the default to replace it.
 SWITCH_T = 2.0
 # Paired t-statistic over held-out series by which an interval treatment must beat the network's quantiles to be used.
 TREATMENT_T = 2.0
@@ -376,7 +376,7 @@ def held_out_wql(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float,
     The backtest's WQL (``evaluation.metrics.weighted_quantile_loss``), pooled over the held-out windows.
     """
     terms = _wql_terms(quantiles, actual, levels)
-    return float(terms.sum()) if np.isfinite(terms).all() else float("nan")
+    return float(terms.sum()) if terms.size and np.isfinite(terms).all() else float("nan")
 
 
 def _wql_terms(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float, ...]) -> np.ndarray:
@@ -449,7 +449,7 @@ def choose_treatment(
             learnt = offset_factors(base[~part], actual[~part], levels, median_index, n_part)
             crossed[part] = apply_factors(base[part], learnt, median_index)
         terms[name] = _wql_terms(crossed, actual, levels)
-    scores = {name: float(t.sum()) if np.isfinite(t).all() else float("nan") for name, t in terms.items()}
+    scores = {name: float(t.sum()) if t.size and np.isfinite(t).all() else float("nan") for name, t in terms.items()}
     reference = scores.get("network", np.nan)
     if not np.isfinite(reference):
         return "network", scores
