@@ -247,7 +247,11 @@ def main() -> None:
         parser.error(f"unknown panels {unknown}; choose from {list(PANELS)} or small, large, covariates, all")
     params = json.loads(args.model)
     if args.treatment:  # every fit's calibration takes this treatment, whatever its held-out windows say
-        calibration.choose_treatment = lambda *_, **__: (args.treatment, {})
+
+        def forced(blended, mixed, *_, **__):  # a mixed treatment only where a partner's distribution can be mixed in
+            return (args.treatment if mixed is not None or not args.treatment.startswith("mixed") else "network"), {}
+
+        calibration.choose_treatment = forced
     warnings.filterwarnings("ignore", category=UserWarning)
     warm_up_baselines()
     tables = []

@@ -184,14 +184,20 @@ def test_the_partner_distribution_mixes_into_the_offsets_and_leaves_the_median()
     np.testing.assert_array_equal(mix_offsets(network, [forecast._replace(distribution=None)], [0.15], 1, levels), network)
 
 
-def test_a_model_blending_holt_winters_mixes_its_distribution_and_files_without_the_share_do_not(panel, tmp_path):
+def test_a_model_blending_holt_winters_mixes_its_distribution_and_files_without_the_share_do_not(panel, tmp_path, monkeypatch):
     """The interval mixes in damped Holt-Winters' own distribution; the median does not move; old files forecast as before."""
     import json
 
     from test_persistence import rewrite_config
 
+    import forecaster.model.calibration as calibration
     from forecaster import Seq2SeqForecaster
 
+    # The mixed treatment, whatever the held-out windows of this small panel say (they choose it only on evidence).
+    def mixed_where_possible(blended, mixed, *args):
+        return ("mixed" if mixed is not None else "network"), {}
+
+    monkeypatch.setattr(calibration, "choose_treatment", mixed_where_possible)
     df, _ = panel
     model = fast_model().fit(df)
     assert model.state_.calibration.shape == 0.5 and model.state_.calibration.blend["holt_winters_weight"] > 0
