@@ -375,7 +375,11 @@ def held_out_wql(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float,
 
     The backtest's WQL (``evaluation.metrics.weighted_quantile_loss``), pooled over the held-out windows.
     """
-    terms = _wql_terms(quantiles, actual, levels)
+    return _pooled(_wql_terms(quantiles, actual, levels))
+
+
+def _pooled(terms: np.ndarray) -> float:
+    """The WQL of the windows whose shares are ``terms``: their sum; NaN without a window or with an undefined share."""
     return float(terms.sum()) if terms.size and np.isfinite(terms).all() else float("nan")
 
 
@@ -449,7 +453,7 @@ def choose_treatment(
             learnt = offset_factors(base[~part], actual[~part], levels, median_index, n_part)
             crossed[part] = apply_factors(base[part], learnt, median_index)
         terms[name] = _wql_terms(crossed, actual, levels)
-    scores = {name: float(t.sum()) if t.size and np.isfinite(t).all() else float("nan") for name, t in terms.items()}
+    scores = {name: _pooled(t) for name, t in terms.items()}
     reference = scores.get("network", np.nan)
     if not np.isfinite(reference):
         return "network", scores
