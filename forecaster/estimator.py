@@ -33,6 +33,7 @@ from .model.params import (
     blend_weights,
     changed_since_fit,
     check_params,
+    member_count,
     resolve_device,
     resolve_units,
     training_quantiles,
@@ -120,6 +121,9 @@ class Seq2SeqForecaster(BaseEstimator):
         fill_gaps: accept missing periods and mask them instead of raising.
         id_col, time_col, target_col: column names of the long frame.
         n_models: ensemble members (seeds ``random_state + k``); forecasts are their median (mean for observations).
+            None (the default): one member per member of the prior when a fit starts from one (three, one per
+            pretraining seed: member k starts from the prior's member k), else one; a warm start keeps its count.
+            A number from a prior takes its members in turn.
         n_jobs: worker processes that train members in parallel (one torch thread each).
         device: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``.
         num_threads: torch CPU threads during fit/predict; None keeps torch's setting.
@@ -168,7 +172,7 @@ class Seq2SeqForecaster(BaseEstimator):
         id_col: str = "unique_id",
         time_col: str = "ds",
         target_col: str = "y",
-        n_models: int = 1,
+        n_models: int | None = None,
         n_jobs: int = 1,
         device: str = "auto",
         num_threads: int | None = 1,
@@ -308,8 +312,9 @@ class Seq2SeqForecaster(BaseEstimator):
                 for member in self.network_.members
             ]
         warm = initial is not None
-        if prior is not None:
-            initial = [adapted_weights(prior, config) for _ in range(self.n_models)]
+        if prior is not None:  # member k starts from the prior's member k (cycling when a fit asks for more)
+            count = member_count(self.n_models, len(prior.members))
+            initial = [adapted_weights(prior, config, k) for k in range(count)]
         job = None
         if self.max_steps == 0:  # the prior as it is: no training, no held-out windows, no calibration
             results = [TrainResult(state_dict=weights, best_step=0) for weights in initial]
@@ -318,7 +323,8 @@ class Seq2SeqForecaster(BaseEstimator):
             scales = None if prior is None else learning_rate_scales(prior, config, FINE_TUNE_LEARNING_RATE_SHARE)
             job = training_job(panel, roles, config, quantiles, device, season, params, warm, n_windows, scales)
             job = replace(job, features=features)
-            seeds = [self.random_state + k for k in range(self.n_models)]
+            count = len(initial) if initial is not None else member_count(self.n_models, None)
+            seeds = [self.random_state + k for k in range(count)]
             if train_members is None:
                 results = fit_members(job, seeds, self.n_jobs, initial)
             else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import warnings
 from pathlib import Path
@@ -87,6 +88,57 @@ def test_shipped_priors_are_small_and_load_without_pickle():
         assert prior.config.horizon == spec.horizon and prior.input_size == spec.input_size
         assert prior.season_length == spec.season_length
         assert len(prior.quantiles) == 9
+
+
+def test_each_shipped_prior_has_one_member_per_pretraining_seed():
+    from forecaster.model.params import PRIOR_MEMBERS
+    from forecaster.pretraining import SEEDS
+
+    for family in FAMILIES:
+        prior = load_prior(family)
+        assert len(prior.members) == PRIOR_MEMBERS == len(SEEDS)
+        record = json.loads((PRIOR_FOLDER / f"{family}.json").read_text())
+        assert record["seeds"] == list(SEEDS) == [member["seed"] for member in record["members"]]
+        firsts = [member["input_proj.weight"] for member in prior.members]
+        assert not any(torch.equal(a, b) for i, a in enumerate(firsts) for b in firsts[i + 1 :])  # seeds, not copies
+
+
+def test_member_k_of_a_fit_starts_from_member_k_of_the_prior():
+    df = quarterly(n=4)
+    prior = load_prior("quarterly")
+
+    def starts(model):
+        config = model.network_.config
+        return [
+            next(k for k in range(len(prior.members)) if _same(member.state_dict(), adapted_weights(prior, config, k)))
+            for member in model.network_.members
+        ]
+
+    zero_shot = Seq2SeqForecaster.from_pretrained(horizon=4, progress=False).fit(df)
+    assert starts(zero_shot) == [0, 1, 2]
+    four = Seq2SeqForecaster(horizon=4, init="pretrained", max_steps=0, n_models=4, progress=False).fit(df)
+    assert starts(four) == [0, 1, 2, 0]  # more members than the prior has: its members in turn
+    one = Seq2SeqForecaster(horizon=4, init="pretrained", max_steps=0, n_models=1, progress=False).fit(df)
+    assert starts(one) == [0]
+    scratch = Seq2SeqForecaster(horizon=4, init="scratch", max_steps=2, progress=False).fit(df)
+    assert len(scratch.network_.members) == 1  # n_models None: one member without a prior
+
+
+def _same(state: dict, weights: dict) -> bool:
+    return all(torch.equal(state[name], weights[name]) for name in weights)
+
+
+def test_a_warm_start_from_a_fit_of_the_prior_keeps_its_members():
+    df = quarterly(n=4)
+    model = Seq2SeqForecaster(horizon=4, init="pretrained", max_steps=2, early_stopping=False, progress=False).fit(df)
+    before = [member.state_dict()["input_proj.weight"].clone() for member in model.network_.members]
+    model.set_params(warm_start=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "fitting from scratch" warning
+        model.fit(df)
+    assert model.init_ == "warm start" and len(model.network_.members) == 3
+    after = [member.state_dict()["input_proj.weight"] for member in model.network_.members]
+    assert not any(torch.equal(b, a) for b, a in zip(before, after, strict=True))  # each member trained on
 
 
 @pytest.mark.parametrize(("freq", "season"), [("QS", 4), ("ME", 12), ("YS", 1), ("QE-DEC", 4), ("MS", 12)], ids=str)
@@ -198,8 +250,8 @@ def test_adapted_weights_keep_the_prior_and_add_zero_columns():
     assert weights["step_embedding.weight"].shape[0] == 6
     proj = weights["input_proj.weight"]
     assert torch.equal(proj[:, 2:4], torch.zeros_like(proj[:, 2:4]))
-    assert torch.equal(proj[:, :2], prior.weights["input_proj.weight"][:, :2])
-    assert torch.equal(proj[:, 4:], prior.weights["input_proj.weight"][:, 2:])
+    assert torch.equal(proj[:, :2], prior.members[0]["input_proj.weight"][:, :2])
+    assert torch.equal(proj[:, 4:], prior.members[0]["input_proj.weight"][:, 2:])
 
 
 def test_fine_tuning_keeps_the_prior_when_the_held_out_windows_prefer_it():
@@ -259,6 +311,27 @@ def test_pretraining_is_seeded_the_same_seed_gives_the_same_weights():
     one, two = first.network_.members[0].state_dict(), second.network_.members[0].state_dict()
     assert all(torch.equal(one[k], two[k]) for k in one)
     assert first.pretraining_["windows"] == second.pretraining_["windows"] > 100_000
+
+
+def test_a_prior_of_several_seeds_holds_each_seeds_network_as_its_member(tmp_path, monkeypatch):
+    from forecaster.model import prior as prior_module
+    from forecaster.pretraining import pretrain, pretrain_members, write_prior
+
+    both = pretrain_members("yearly", steps=2, seeds=(7, 8), batch_size=16, progress=False)
+    alone = pretrain("yearly", steps=2, seed=8, batch_size=16, progress=False)
+    assert both.pretraining_["seeds"] == [7, 8] and both.pretraining_["members"][1]["windows"] == alone.pretraining_["windows"]
+    assert _same(both.network_.members[1].state_dict(), alone.network_.members[0].state_dict())
+    assert not _same(both.network_.members[0].state_dict(), alone.network_.members[0].state_dict())
+    write_prior(both, tmp_path / "yearly")
+    monkeypatch.setattr(prior_module, "PRIOR_FOLDER", tmp_path)
+    prior_module.load_prior.cache_clear()
+    try:
+        shipped = prior_module.load_prior("yearly")
+        assert len(shipped.members) == 2 and _same(shipped.members[1], alone.network_.members[0].state_dict())
+    finally:
+        prior_module.load_prior.cache_clear()
+    with pytest.raises(ValueError, match="distinct"):
+        pretrain_members("yearly", steps=2, seeds=(7, 7), progress=False)
 
 
 def test_covariates_the_prior_never_saw_learn_at_the_full_rate_the_prior_at_a_hundredth():

@@ -26,6 +26,8 @@ from .attention import ATTENTIONS
 # Bounds of the parameters that size what a fit allocates; a model file may ask ``load`` for no more
 # (``files.layout`` adds the bounds that only files have). Real models sit far inside them.
 MAX_MEMBERS = 1_000
+# Members of each shipped prior (one per pretraining seed): a fit from a prior with ``n_models`` None trains as many.
+PRIOR_MEMBERS = 3
 MAX_HIDDEN = 16_384
 MAX_LAYERS = 64
 MAX_STEPS = 100_000  # input_size, horizon, season_length
@@ -122,7 +124,10 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "id_col": (_column_name, "a column name"),
     "time_col": (_column_name, "a column name"),
     "target_col": (_column_name, "a column name"),
-    "n_models": (_int_up_to(MAX_MEMBERS), f"a positive integer up to {MAX_MEMBERS:,}"),
+    "n_models": (
+        _optional(_int_up_to(MAX_MEMBERS)),
+        f"a positive integer up to {MAX_MEMBERS:,}, or None (one per member of the prior a fit starts from, else 1)",
+    ),
     "n_jobs": (_int_up_to(MAX_THREADS), f"a positive integer up to {MAX_THREADS:,}"),
     "device": (_one_of("auto", "cpu", "cuda"), "one of ('auto', 'cpu', 'cuda')"),
     "num_threads": (_optional(_int_up_to(MAX_THREADS)), f"a positive integer up to {MAX_THREADS:,}, or None"),
@@ -169,7 +174,7 @@ DEFAULTS: dict[str, Any] = {
     "id_col": "unique_id",
     "time_col": "ds",
     "target_col": "y",
-    "n_models": 1,
+    "n_models": None,
     "n_jobs": 1,
     "device": "auto",
     "num_threads": 1,
@@ -266,11 +271,22 @@ def check_params(params: Mapping[str, Any]) -> None:
         raise ValueError("`device`='cuda' but CUDA is not available; use device='auto' or 'cpu'.")
 
 
+def sized_members(params: Mapping[str, Any]) -> int:
+    """Members to size a fit by: ``n_models``, or one when None (a fit from a prior has more, but the prior's
+    own sizes, 64 units and windows of at most 36 + 48 periods, are far inside every bound)."""
+    return params["n_models"] or 1
+
+
+def member_count(n_models: int | None, prior_members: int | None) -> int:
+    """Members of a fit: ``n_models`` when given; else one per member of the prior it starts from, or one."""
+    return n_models or prior_members or 1
+
+
 def training_bytes(params: Mapping[str, Any]) -> dict[str, float]:
     """Rough bytes a fit allocates, by what sizes them (float32): weights with Adam's two moments, one step's
     activations, and each member's (horizon, input_size) distance table. An estimate to refuse absurd sizes
     before anything is allocated, not an accounting (``input_size`` None is taken as the horizon or 8)."""
-    hidden, layers, members = params["hidden_size"], params["num_layers"], params["n_models"]
+    hidden, layers, members = params["hidden_size"], params["num_layers"], sized_members(params)
     steps = params["input_size"] or max(params["horizon"], 8)
     window = steps + params["horizon"]
     weights = 3 * 4.0 * (16 * hidden * hidden * layers + hidden * window) * members
@@ -285,7 +301,7 @@ def check_memory(params: Mapping[str, Any], available: float | None = None) -> N
     Raises:
         ValueError: naming the estimate, the memory available and the parameters that size the largest part.
     """
-    cells = params["horizon"] * (params["input_size"] or max(params["horizon"], 8)) * params["n_models"]
+    cells = params["horizon"] * (params["input_size"] or max(params["horizon"], 8)) * sized_members(params)
     if cells > MAX_WINDOW_CELLS:
         raise ValueError(
             f"`horizon` x `input_size` x `n_models` is {cells:,}; at most {MAX_WINDOW_CELLS:,} is allowed (each member "

@@ -2,11 +2,12 @@
 
 One prior per frequency family (yearly, quarterly, monthly; ``forecaster.pretraining.corpus.FAMILIES``),
 trained at the family's longest horizon (48 steps) and stored in the safe model-file format under
-``forecaster/pretrained/<family>``. A shorter horizon uses the first steps of that network: each step's
-query, attention and head read only its own step embedding, so the forecasts of steps 1..h are exactly
-those of the full network. Quantile levels are rows of the head's last layer, so any subset of the
-prior's levels is served. Covariates the prior never saw enter through zero weights, as new
-categories of a warm start do: the prior's forecasts are unchanged until fine-tuning moves them.
+``forecaster/pretrained/<family>``. A prior is an ensemble: one member per pretraining seed (each seed draws its own
+synthetic corpus and initial weights), and member k of a fit starts from member k of the prior.
+A shorter horizon uses the first steps of that network: each step's query, attention and head read only its own
+step embedding, so the forecasts of steps 1..h are exactly those of the full network. Quantile levels are rows of
+the head's last layer, so any subset of the prior's levels is served. Covariates the prior never saw enter through
+zero weights, as new categories of a warm start do: the prior's forecasts are unchanged until fine-tuning moves them.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class PriorUnavailableError(ValueError):
 
 @dataclass(frozen=True)
 class Prior:
-    """A shipped prior: its parameters, fitted state (no history) and weights."""
+    """A shipped prior: its parameters, fitted state (no history) and each member's weights."""
 
     family: str
     params: dict
@@ -56,7 +57,7 @@ class Prior:
     season_length: int
     input_size: int
     trend_line: bool
-    weights: dict[str, torch.Tensor]
+    members: tuple[dict[str, torch.Tensor], ...]
 
 
 def family_of(offset: pd.DateOffset) -> str:
@@ -89,7 +90,7 @@ def load_prior(family: str) -> Prior:
         season_length=state.season_length,
         input_size=state.input_size,
         trend_line=state.trend_line,
-        weights={k: v.detach().clone() for k, v in network.members[0].state_dict().items()},
+        members=tuple({k: v.detach().clone() for k, v in member.state_dict().items()} for member in network.members),
     )
 
 
@@ -161,8 +162,9 @@ def _insert_zero_columns(weight: torch.Tensor, at: int, count: int) -> torch.Ten
     return torch.cat([weight[:, :at], zeros, weight[:, at:]], dim=1)
 
 
-def adapted_weights(prior: Prior, config: NetworkConfig) -> dict[str, torch.Tensor]:
-    """The prior's weights for a network of shape ``config``: its horizon and its covariate inputs.
+def adapted_weights(prior: Prior, config: NetworkConfig, member: int = 0) -> dict[str, torch.Tensor]:
+    """The weights of the prior's ``member`` (taken modulo its members) for a network of shape ``config``: its horizon
+    and its covariate inputs.
 
     ``config`` differs from the prior's only in horizon (not longer) and covariate widths (past and
     future-known covariates, statics: zero weights). The network outputs the prior's levels (the estimator
@@ -170,7 +172,7 @@ def adapted_weights(prior: Prior, config: NetworkConfig) -> dict[str, torch.Tens
     """
     base = prior.config
     d, h = base.hidden_size, config.horizon
-    weights = dict(prior.weights)
+    weights = dict(prior.members[member % len(prior.members)])
     weights["step_embedding.weight"] = weights["step_embedding.weight"][:h]
     weights["distance_bias"] = weights["distance_bias"][: base.input_size + h]
     if base.skip:
@@ -197,5 +199,6 @@ def learning_rate_scales(prior: Prior, config: NetworkConfig, share: float) -> d
     it close; the weights of covariates the prior never saw start at zero and learn at the full rate (at a
     hundredth they learnt nothing: a promotion effect that a fit from scratch finds stayed unused).
     """
-    marked = adapted_weights(replace(prior, weights={k: torch.ones_like(v) for k, v in prior.weights.items()}), config)
+    ones = {k: torch.ones_like(v) for k, v in prior.members[0].items()}
+    marked = adapted_weights(replace(prior, members=(ones,)), config)
     return {name: torch.where(mark == 1.0, share, 1.0) for name, mark in marked.items() if mark.is_floating_point()}

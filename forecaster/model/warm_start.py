@@ -110,7 +110,8 @@ def warm_start_state(model, roles: CovariateRoles, freq: str, quantiles: tuple[f
     if not hasattr(model, "network_"):
         return None
     params = model.get_params()
-    wanted = {"roles": roles, "freq": freq, "quantiles": quantiles, "n_members": params["n_models"], "scaler": params["scaler"]}
+    members = params["n_models"] or model.state_.n_members  # None: as many as the model has
+    wanted = {"roles": roles, "freq": freq, "quantiles": quantiles, "n_members": members, "scaler": params["scaler"]}
     reason = incompatibility(model.state_, {**wanted, **units})
     if reason is None and architecture_changed(model.network_.config, params):
         reason = "the network's size or architecture changed"

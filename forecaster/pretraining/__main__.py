@@ -1,4 +1,8 @@
-"""``python -m forecaster.pretraining``: train the priors and write them into the package (seeded, reproducible)."""
+"""``python -m forecaster.pretraining``: train the priors (one member per seed) and write them into the package.
+
+Seeded and reproducible: ``--seeds 0 1 2`` (the default) rebuilds the shipped weights; ``--workers 2`` trains two
+seeds at a time, one core each.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import os
 from pathlib import Path
 
 from .corpus import FAMILIES
-from .pretrain import pretrain, write_prior
+from .pretrain import SEEDS, pretrain_members, write_prior
 
 SHIPPED = Path(__file__).resolve().parent.parent / "pretrained"
 
@@ -17,12 +21,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m forecaster.pretraining", description=__doc__)
     parser.add_argument("--family", choices=sorted(FAMILIES), action="append", help="prior(s) to train (default: all)")
     parser.add_argument("--steps", type=int, default=10000, help="training steps per prior (the shipped ones: 10000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus and of training")
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=list(SEEDS), help="one member per seed: its synthetic corpus and weights"
+    )
+    parser.add_argument("--workers", type=int, default=1, help="processes training seeds side by side (one core each)")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--out", type=Path, default=SHIPPED, help="folder of the priors (default: the package's own)")
     args = parser.parse_args(argv)
     for family in args.family or sorted(FAMILIES):
-        model = pretrain(family, args.steps, args.seed, args.batch_size)
+        model = pretrain_members(family, args.steps, args.seeds, args.batch_size, args.workers)
         write_prior(model, args.out / family)
         record = args.out / f"{family}.json"
         temp = record.with_suffix(".json.tmp")

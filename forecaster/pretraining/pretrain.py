@@ -8,12 +8,17 @@ the corpus is not a panel anyone forecasts, and the validation suite judges the 
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 import warnings
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from ..data.features import fit_features
 from ..data.frequency import normalise_freq
@@ -26,7 +31,7 @@ from ..model.fitting import network_config
 from ..model.inference import model_panel
 from ..model.members import TrainingJob, fit_members
 from ..model.network import Ensemble
-from ..model.params import resolve_units, training_quantiles
+from ..model.params import TRAINING_ONLY, resolve_units, training_quantiles
 from ..model.state import FittedState
 from ..model.training import TrainConfig
 from .corpus import FAMILIES, corpus
@@ -37,6 +42,9 @@ REAL_SHARE = 0.4
 # Periods of history a pretraining window needs at least: short M3 yearly series (2 to 29 periods once cut)
 # still teach the first steps.
 MIN_HISTORY = 3
+# Seeds of the shipped priors: one member each (several seeds together beat the mean single seed on the validation
+# suite's small panels, and single seeds swing single panels by up to 8.5%; benchmarks/README.md).
+SEEDS = (0, 1, 2)
 
 
 def prior_estimator(family: str, steps: int) -> Seq2SeqForecaster:
@@ -122,6 +130,59 @@ def pretrain(family: str, steps: int, seed: int = 0, batch_size: int = 128, prog
         "final_loss": float(np.mean(result.train_loss[-200:])),
     }
     return model
+
+
+def pretrain_members(
+    family: str, steps: int, seeds: Sequence[int] = SEEDS, batch_size: int = 128, workers: int = 1, progress: bool = True
+) -> Seq2SeqForecaster:
+    """The ``family`` prior as the package ships it: one member per seed, each :func:`pretrain`-ed on its own.
+
+    Each seed draws its own synthetic corpus and initial weights; member k of the result is seed ``seeds[k]``'s network,
+    exactly as :func:`pretrain` gives it alone (training runs on one torch thread; ``workers`` processes train seeds
+    side by side).
+    ``pretraining_`` records every member's run under ``members``.
+    """
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"`seeds` must be distinct and at least one; got {list(seeds)}.")
+    jobs = [(family, steps, int(seed), batch_size, progress and workers <= 1) for seed in seeds]
+    if workers <= 1:
+        models = [pretrain(*job) for job in jobs]
+    else:
+        context = multiprocessing.get_context("spawn")  # torch's thread pools make fork unsafe
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+            models = list(pool.map(pretrain, *zip(*jobs, strict=True)))
+    return combine_members(models)
+
+
+def combine_members(models: Sequence[Seq2SeqForecaster]) -> Seq2SeqForecaster:
+    """One prior whose member k is the (single) network of ``models[k]``; they must share shapes and units.
+
+    Each model carries its run's record as ``pretraining_`` (a loaded prior: set it from its ``<family>.json``).
+    """
+    first = models[0]
+
+    def meaning(model: Seq2SeqForecaster) -> dict:  # what gives the weights their meaning (not the seed, not progress)
+        return {name: value for name, value in model.get_params().items() if name not in TRAINING_ONLY}
+
+    for other in models[1:]:
+        if other.state_.network != first.state_.network or meaning(other) != meaning(first):
+            raise ValueError("Members of one prior must share the estimator's parameters and the network's shape.")
+    network = Ensemble(first.state_.network, len(models))
+    for member, model in zip(network.members, models, strict=True):
+        member.load_state_dict(model.network_.members[0].state_dict())
+    network.eval()
+    combined = clone(first).set_params(n_models=None)  # a fit from the prior trains one member per member
+    results = [model.train_results_[0] for model in models] if all(model.train_results_ for model in models) else []
+    combined.set_fitted(replace(first.state_, n_members=len(models)), network, "cpu", results)
+    records = [model.pretraining_ for model in models]
+    combined.pretraining_ = {
+        "family": records[0]["family"],
+        "steps": records[0]["steps"],
+        "seeds": [record["seed"] for record in records],
+        "batch_size": records[0]["batch_size"],
+        "members": records,
+    }
+    return combined
 
 
 def weigh_real(ids: np.ndarray, series: np.ndarray, origins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

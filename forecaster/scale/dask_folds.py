@@ -52,10 +52,11 @@ def cluster_folds(plan: FoldPlan, template, folds: list[Fold], report: Progress,
     """The executor that fits ``folds`` on ``client``'s workers, or None when they must be fitted in process.
 
     Only folds that do not depend on each other go out: a fresh clone refitted in every fold (``refit=True``),
-    not warm-started from the previous fold's model. An ensemble trained by worker processes (``n_jobs > 1``)
-    stays too: Dask workers are daemons, which cannot start processes.
+    not warm-started from the previous fold's model. An ensemble trained by worker processes (``n_jobs > 1``, with
+    ``n_models`` above 1 or None, as a fit from a prior trains its three members) stays too: Dask workers are daemons,
+    which cannot start processes.
     """
-    if plan.refit_every != 1 or plan.warm_start or (template.n_jobs > 1 and template.n_models > 1):
+    if plan.refit_every != 1 or plan.warm_start or (template.n_jobs > 1 and template.n_models != 1):
         return None
     return ClusterFolds(plan, template, folds, report, client)
 
