@@ -317,8 +317,8 @@ def test_a_prior_of_several_seeds_holds_each_seeds_network_as_its_member(tmp_pat
     from forecaster.model import prior as prior_module
     from forecaster.pretraining import pretrain, pretrain_members, write_prior
 
-    both = pretrain_members("yearly", steps=2, seeds=(7, 8), batch_size=16, progress=False)
-    alone = pretrain("yearly", steps=2, seed=8, batch_size=16, progress=False)
+    both = pretrain_members("yearly", steps=2, seeds=(7, 8), batch_size=16, workers=2, progress=False)  # side by side
+    alone = pretrain("yearly", steps=2, seed=8, batch_size=16, progress=False)  # in this process
     assert both.pretraining_["seeds"] == [7, 8] and both.pretraining_["members"][1]["windows"] == alone.pretraining_["windows"]
     assert _same(both.network_.members[1].state_dict(), alone.network_.members[0].state_dict())
     assert not _same(both.network_.members[0].state_dict(), alone.network_.members[0].state_dict())

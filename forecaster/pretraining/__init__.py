@@ -6,6 +6,17 @@ weights are loaded by ``forecaster.model.prior``; nothing here runs when a model
 """
 
 from .corpus import FAMILIES, Family, corpus, suite_cut
-from .pretrain import SEEDS, combine_members, pretrain, pretrain_members, write_prior
+from .pretrain import SEEDS, combine_members, pretrain, pretrain_families, pretrain_members, write_prior
 
-__all__ = ["FAMILIES", "SEEDS", "Family", "combine_members", "corpus", "pretrain", "pretrain_members", "suite_cut", "write_prior"]
+__all__ = [
+    "FAMILIES",
+    "SEEDS",
+    "Family",
+    "combine_members",
+    "corpus",
+    "pretrain",
+    "pretrain_families",
+    "pretrain_members",
+    "suite_cut",
+    "write_prior",
+]

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from .corpus import FAMILIES
-from .pretrain import SEEDS, pretrain_members, write_prior
+from .pretrain import SEEDS, pretrain_families, write_prior
 
 SHIPPED = Path(__file__).resolve().parent.parent / "pretrained"
 
@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--out", type=Path, default=SHIPPED, help="folder of the priors (default: the package's own)")
     args = parser.parse_args(argv)
-    for family in args.family or sorted(FAMILIES):
-        model = pretrain_members(family, args.steps, args.seeds, args.batch_size, args.workers)
+    priors = pretrain_families(args.family or sorted(FAMILIES), args.steps, args.seeds, args.batch_size, args.workers)
+    for family, model in priors.items():
         write_prior(model, args.out / family)
         record = args.out / f"{family}.json"
         temp = record.with_suffix(".json.tmp")

@@ -138,20 +138,38 @@ def pretrain_members(
     """The ``family`` prior as the package ships it: one member per seed, each :func:`pretrain`-ed on its own.
 
     Each seed draws its own synthetic corpus and initial weights; member k of the result is seed ``seeds[k]``'s network,
-    exactly as :func:`pretrain` gives it alone (training runs on one torch thread; ``workers`` processes train seeds
-    side by side).
-    ``pretraining_`` records every member's run under ``members``.
+    exactly as :func:`pretrain` gives it alone. ``pretraining_`` records every member's run under ``members``.
+    """
+    return pretrain_families([family], steps, seeds, batch_size, workers, progress)[family]
+
+
+def pretrain_families(
+    families: Sequence[str],
+    steps: int,
+    seeds: Sequence[int] = SEEDS,
+    batch_size: int = 128,
+    workers: int = 1,
+    progress: bool = True,
+) -> dict[str, Seq2SeqForecaster]:
+    """:func:`pretrain_members` for several families, their members trained by ``workers`` processes side by side.
+
+    Training runs on one torch thread, so each process takes one core; all members of all families share one pool,
+    the families with the longest series first, so that no core waits for the last family's last seed.
     """
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"`seeds` must be distinct and at least one; got {list(seeds)}.")
-    jobs = [(family, steps, int(seed), batch_size, progress and workers <= 1) for seed in seeds]
+    order = sorted(families, key=lambda family: -FAMILIES[family].synthetic_lengths[1])
+    jobs = [(family, steps, int(seed), batch_size, progress and workers <= 1) for family in order for seed in seeds]
     if workers <= 1:
         models = [pretrain(*job) for job in jobs]
     else:
         context = multiprocessing.get_context("spawn")  # torch's thread pools make fork unsafe
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
             models = list(pool.map(pretrain, *zip(*jobs, strict=True)))
-    return combine_members(models)
+    return {
+        family: combine_members([model for (name, *_), model in zip(jobs, models, strict=True) if name == family])
+        for family in families
+    }
 
 
 def combine_members(models: Sequence[Seq2SeqForecaster]) -> Seq2SeqForecaster:
