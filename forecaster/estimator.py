@@ -123,7 +123,8 @@ class Seq2SeqForecaster(BaseEstimator):
         n_models: ensemble members (seeds ``random_state + k``); forecasts are their median (mean for observations).
             None (the default): one member per member of the prior when a fit starts from one (three, one per
             pretraining seed: member k starts from the prior's member k), else one; a warm start keeps its count.
-            A number from a prior takes its members in turn.
+            A number from a prior takes its members in turn; without training steps, more than the prior's three
+            only repeat members (the median then leans toward the repeated ones), so ask for more only to fine-tune.
         n_jobs: worker processes that train members in parallel (one torch thread each).
         device: ``"auto"`` (CUDA when available), ``"cpu"`` or ``"cuda"``.
         num_threads: torch CPU threads during fit/predict; None keeps torch's setting.

@@ -128,6 +128,34 @@ def _same(state: dict, weights: dict) -> bool:
     return all(torch.equal(state[name], weights[name]) for name in weights)
 
 
+def test_the_default_fit_of_a_small_panel_keeps_the_priors_three_members_without_worker_processes(monkeypatch):
+    """No step to take, so no process to start: with n_jobs=2 the three members once spawned workers for nothing."""
+    import forecaster.model.members as members
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a fit that takes no step started worker processes")
+
+    monkeypatch.setattr(members, "ProcessPoolExecutor", refuse)
+    model = Seq2SeqForecaster(horizon=4, n_jobs=2, progress=False).fit(quarterly(n=6, length=40))
+    assert model.init_ == "pretrained" and len(model.network_.members) == 3
+    assert all(not result.train_loss for result in model.train_results_)
+
+
+def test_folds_go_to_a_cluster_unless_a_fit_may_train_members_in_worker_processes():
+    """Dask workers cannot start processes; `n_models=None` may mean a prior's three members, not one."""
+    from types import SimpleNamespace
+
+    from forecaster.scale.dask_folds import cluster_folds
+
+    plan = SimpleNamespace(refit_every=1, warm_start=False)
+
+    def sent(**params) -> bool:
+        return cluster_folds(plan, Seq2SeqForecaster(horizon=4, **params), [], None, None) is not None
+
+    assert sent() and sent(n_jobs=2, init="scratch") and sent(n_jobs=2, n_models=1)
+    assert not sent(n_jobs=2) and not sent(n_jobs=2, init="pretrained") and not sent(n_jobs=2, n_models=2)
+
+
 def test_a_warm_start_from_a_fit_of_the_prior_keeps_its_members():
     df = quarterly(n=4)
     model = Seq2SeqForecaster(horizon=4, init="pretrained", max_steps=2, early_stopping=False, progress=False).fit(df)
@@ -315,7 +343,8 @@ def test_pretraining_is_seeded_the_same_seed_gives_the_same_weights():
 
 def test_a_prior_of_several_seeds_holds_each_seeds_network_as_its_member(tmp_path, monkeypatch):
     from forecaster.model import prior as prior_module
-    from forecaster.pretraining import pretrain, pretrain_members, write_prior
+    from forecaster.pretraining import combine_members, pretrain, pretrain_families, pretrain_members, write_prior
+    from forecaster.pretraining.__main__ import main as pretraining_command
 
     both = pretrain_members("yearly", steps=2, seeds=(7, 8), batch_size=16, workers=2, progress=False)  # side by side
     alone = pretrain("yearly", steps=2, seed=8, batch_size=16, progress=False)  # in this process
@@ -332,6 +361,15 @@ def test_a_prior_of_several_seeds_holds_each_seeds_network_as_its_member(tmp_pat
         prior_module.load_prior.cache_clear()
     with pytest.raises(ValueError, match="distinct"):
         pretrain_members("yearly", steps=2, seeds=(7, 7), progress=False)
+    with pytest.raises(ValueError, match="distinct"):
+        pretrain_families(["yearly", "yearly"], steps=2, seeds=(7,), progress=False)
+    with pytest.raises(ValueError, match="each from its own seed"):
+        combine_members([alone, alone])
+    with pytest.raises(ValueError, match="exactly one member"):
+        combine_members([both])
+    with pytest.raises(SystemExit):  # `--seed` is no abbreviation of `--seeds`: no one-member prior over the shipped ones
+        pretraining_command(["--seed", "0", "--out", str(tmp_path / "cli")])
+    assert not (tmp_path / "cli").exists()
 
 
 def test_covariates_the_prior_never_saw_learn_at_the_full_rate_the_prior_at_a_hundredth():

@@ -428,6 +428,7 @@ def test_the_settings_table_shows_what_the_forecast_is_and_what_was_changed_and_
     rows = dict(page.table("Model settings")[1:])
     assert {"horizon", "freq", "season_length", "input_size", "quantiles", "init"} <= set(rows)
     assert rows["hidden_size"] == "16" and rows["max_steps"] == "20"  # given other values than the defaults
+    assert rows["n_models"] == "1 (resolved)"  # None: the members it trained, from scratch one
     assert "cell" not in rows and "scaler" not in rows and "id_col" not in rows  # at their defaults
     assert len(rows) < 20
     result.to_report(tmp_path / "r")

@@ -312,7 +312,17 @@ def _defaults() -> dict:
 
 
 # Settings a report always shows (what the forecast is), whatever their value.
-SHOWN_SETTINGS = ("horizon", "freq", "season_length", "input_size", "quantiles", "theta_weight", "holt_winters_weight", "init")
+SHOWN_SETTINGS = (
+    "horizon",
+    "freq",
+    "season_length",
+    "input_size",
+    "quantiles",
+    "theta_weight",
+    "holt_winters_weight",
+    "init",
+    "n_models",
+)
 
 
 def settings_table(result, everything: bool = False) -> pd.DataFrame:
@@ -328,6 +338,7 @@ def settings_table(result, everything: bool = False) -> pd.DataFrame:
         "season_length": getattr(state, "season_length", result.settings.get("season_length")),
         "input_size": getattr(state, "input_size", None),
         "trend_line": getattr(state, "trend_line", None),
+        "n_models": getattr(state, "n_members", None),  # None: one per member of the prior a fit started from, else 1
         **result.settings.get("blend_weights", {}),
     }
     first = list(SHOWN_SETTINGS)

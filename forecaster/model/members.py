@@ -148,7 +148,8 @@ def fit_members(job: TrainingJob, seeds: list[int], n_jobs: int, initial: list[d
         KeyboardInterrupt: the fit was interrupted; no member comes back, and the workers are gone.
     """
     starts = list(initial) if initial is not None else [None] * len(seeds)
-    workers = min(n_jobs, len(seeds))
+    # Members that take no step (a prior kept as it is) need no worker process: spawning one costs seconds.
+    workers = min(n_jobs, len(seeds)) if job.train.max_steps > 0 else 1
     if workers <= 1:
         return [_fit_member(job, seed, start) for seed, start in zip(seeds, starts, strict=True)]
     quiet = replace(job, train=replace(job.train, progress=False), num_threads=job.num_threads or 1)

@@ -453,7 +453,8 @@ FINE_TUNE_PATIENCE = 3
 
 # Steps of a fit from the prior under ``init="auto"`` (``max_steps`` None): none. The prior is kept as it is and the
 # held-out windows choose the blend and calibrate the intervals. On the validation suite's small panels this scored
-# MASE 0.965x and WQL 0.924x AutoETS at 0.16x its time, against 0.962x and 0.924x at 2.49x with the fine-tune
+# MASE 0.965x and WQL 0.924x AutoETS at 0.16x its time, against 0.962x and 0.924x at 2.49x with the fine-tune (a
+# one-member prior; with three, 0.945x at 0.19x against 0.943x at 6.3x, benchmarks/README.md "0.9.0")
 # (benchmarks/README.md, "The default: init='auto'"); ``init="pretrained"`` still fine-tunes.
 AUTO_PRIOR_STEPS = 0
 

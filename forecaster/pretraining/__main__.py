@@ -18,7 +18,8 @@ SHIPPED = Path(__file__).resolve().parent.parent / "pretrained"
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m forecaster.pretraining", description=__doc__)
+    # No abbreviations: ``--seed 0`` (the one-seed command of 0.8) must not train a one-member prior over the shipped ones.
+    parser = argparse.ArgumentParser(prog="python -m forecaster.pretraining", description=__doc__, allow_abbrev=False)
     parser.add_argument("--family", choices=sorted(FAMILIES), action="append", help="prior(s) to train (default: all)")
     parser.add_argument("--steps", type=int, default=10000, help="training steps per prior (the shipped ones: 10000)")
     parser.add_argument(
@@ -28,14 +29,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--out", type=Path, default=SHIPPED, help="folder of the priors (default: the package's own)")
     args = parser.parse_args(argv)
-    priors = pretrain_families(args.family or sorted(FAMILIES), args.steps, args.seeds, args.batch_size, args.workers)
-    for family, model in priors.items():
+
+    def write(family: str, model) -> None:
         write_prior(model, args.out / family)
         record = args.out / f"{family}.json"
         temp = record.with_suffix(".json.tmp")
         temp.write_text(json.dumps(model.pretraining_, indent=2) + "\n")
         os.replace(temp, record)
-        print(json.dumps(model.pretraining_))
+        print(json.dumps(model.pretraining_), flush=True)
+
+    families = list(dict.fromkeys(args.family or sorted(FAMILIES)))  # a family named twice is trained once
+    pretrain_families(families, args.steps, args.seeds, args.batch_size, args.workers, finished=write)
 
 
 if __name__ == "__main__":

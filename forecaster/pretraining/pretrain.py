@@ -11,8 +11,8 @@ from __future__ import annotations
 import multiprocessing
 import time
 import warnings
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
@@ -150,38 +150,72 @@ def pretrain_families(
     batch_size: int = 128,
     workers: int = 1,
     progress: bool = True,
+    finished: Callable[[str, Seq2SeqForecaster], None] | None = None,
 ) -> dict[str, Seq2SeqForecaster]:
     """:func:`pretrain_members` for several families, their members trained by ``workers`` processes side by side.
 
     Training runs on one torch thread, so each process takes one core; all members of all families share one pool,
     the families with the longest series first, so that no core waits for the last family's last seed.
+    ``finished(family, prior)`` is called as soon as a family's last member is trained (the command writes it
+    then, so a failure later loses only the families not yet done).
     """
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"`seeds` must be distinct and at least one; got {list(seeds)}.")
+    if not families or len(set(families)) != len(families):
+        raise ValueError(f"`families` must be distinct and at least one; got {list(families)}.")
     order = sorted(families, key=lambda family: -FAMILIES[family].synthetic_lengths[1])
     jobs = [(family, steps, int(seed), batch_size, progress and workers <= 1) for family in order for seed in seeds]
+    trained: dict[str, dict[int, Seq2SeqForecaster]] = {family: {} for family in families}
+    priors: dict[str, Seq2SeqForecaster] = {}
+
+    def done(job: tuple, model: Seq2SeqForecaster) -> None:
+        family, seed = job[0], job[2]
+        trained[family][seed] = model
+        if len(trained[family]) == len(seeds):
+            priors[family] = combine_members([trained[family][seed] for seed in seeds])
+            if finished is not None:
+                finished(family, priors[family])
+
     if workers <= 1:
-        models = [pretrain(*job) for job in jobs]
+        for job in jobs:
+            done(job, pretrain(*job))
     else:
         context = multiprocessing.get_context("spawn")  # torch's thread pools make fork unsafe
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
-            models = list(pool.map(pretrain, *zip(*jobs, strict=True)))
-    return {
-        family: combine_members([model for (name, *_), model in zip(jobs, models, strict=True) if name == family])
-        for family in families
-    }
+            futures = {pool.submit(pretrain, *job): job for job in jobs}
+            try:
+                for future in as_completed(futures):
+                    done(futures[future], future.result())
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    return {family: priors[family] for family in families}
 
 
 def combine_members(models: Sequence[Seq2SeqForecaster]) -> Seq2SeqForecaster:
-    """One prior whose member k is the (single) network of ``models[k]``; they must share shapes and units.
+    """One prior whose member k is the single network of ``models[k]``, each trained by :func:`pretrain`.
 
     Each model carries its run's record as ``pretraining_`` (a loaded prior: set it from its ``<family>.json``).
+
+    Raises:
+        ValueError: no model; a model with more than one member; members of other families, steps, batch sizes or
+            repeated seeds; estimator parameters or network shapes that differ (a member would mean something else).
     """
+    if not models:
+        raise ValueError("A prior needs at least one member.")
     first = models[0]
+    records = [model.pretraining_ for model in models]
 
     def meaning(model: Seq2SeqForecaster) -> dict:  # what gives the weights their meaning (not the seed, not progress)
         return {name: value for name, value in model.get_params().items() if name not in TRAINING_ONLY}
 
+    if any(len(model.network_.members) != 1 for model in models):
+        raise ValueError("Each model combined into a prior must hold exactly one member (one pretraining seed).")
+    recipe = {(record["family"], record["steps"], record["batch_size"]) for record in records}
+    seeds = [record["seed"] for record in records]
+    if len(recipe) != 1 or len(set(seeds)) != len(seeds):
+        raise ValueError(f"Members of one prior share family, steps and batch size, each from its own seed; got {records}.")
     for other in models[1:]:
         if other.state_.network != first.state_.network or meaning(other) != meaning(first):
             raise ValueError("Members of one prior must share the estimator's parameters and the network's shape.")
@@ -192,11 +226,10 @@ def combine_members(models: Sequence[Seq2SeqForecaster]) -> Seq2SeqForecaster:
     combined = clone(first).set_params(n_models=None)  # a fit from the prior trains one member per member
     results = [model.train_results_[0] for model in models] if all(model.train_results_ for model in models) else []
     combined.set_fitted(replace(first.state_, n_members=len(models)), network, "cpu", results)
-    records = [model.pretraining_ for model in models]
     combined.pretraining_ = {
         "family": records[0]["family"],
         "steps": records[0]["steps"],
-        "seeds": [record["seed"] for record in records],
+        "seeds": seeds,
         "batch_size": records[0]["batch_size"],
         "members": records,
     }

@@ -18,6 +18,7 @@ from ..evaluation.executors import FoldForecasts, forecast_fold, with_account
 from ..evaluation.folds import Fold, FoldPlan
 from ..evaluation.progress import Progress
 from ..model.inference import Forecast
+from ..model.params import PRIOR_MEMBERS
 
 __all__ = ["ClusterFolds", "cluster_folds", "fit_and_forecast"]
 
@@ -53,10 +54,11 @@ def cluster_folds(plan: FoldPlan, template, folds: list[Fold], report: Progress,
 
     Only folds that do not depend on each other go out: a fresh clone refitted in every fold (``refit=True``),
     not warm-started from the previous fold's model. An ensemble trained by worker processes (``n_jobs > 1``, with
-    ``n_models`` above 1 or None, as a fit from a prior trains its three members) stays too: Dask workers are daemons,
-    which cannot start processes.
+    ``n_models`` above 1, or None where a fit may start from a prior and train its three members) stays too: Dask
+    workers are daemons, which cannot start processes.
     """
-    if plan.refit_every != 1 or plan.warm_start or (template.n_jobs > 1 and template.n_models != 1):
+    members = template.n_models or (1 if template.init == "scratch" else PRIOR_MEMBERS)  # None: a prior's members
+    if plan.refit_every != 1 or plan.warm_start or (template.n_jobs > 1 and members > 1):
         return None
     return ClusterFolds(plan, template, folds, report, client)
 
