@@ -8,7 +8,6 @@ import sys
 import textwrap
 import threading
 import time
-import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -132,14 +131,11 @@ def test_interrupt_while_worker_processes_train_ends_them_within_seconds(clean):
         _wait_until(lambda: len(workers()) >= 2, 60.0)
         time.sleep(1.0)  # let them start (the interrupt must not depend on what they are doing)
         events["workers"] = workers()
-        for _ in range(3):  # in full-suite runs on a loaded machine an interrupt was lost now and then (2 runs in 5)
-            events["sent"] = time.monotonic()
-            signal.pthread_kill(main, signal.SIGINT)
-            if finished.wait(5.0):
-                return
-            events["resent"] = events.get("resent", 0) + 1
-        for process in workers():  # the fit waits for its workers: end them, or this test would hang
-            process.kill()
+        events["sent"] = time.monotonic()
+        signal.pthread_kill(main, signal.SIGINT)
+        if not finished.wait(20.0):  # the fit waits for its workers: end them, or this test would hang
+            for process in workers():
+                process.kill()
 
     thread = threading.Thread(target=interrupt, daemon=True)
     model = fast_model(n_models=2, n_jobs=2, **LONG)
@@ -153,8 +149,6 @@ def test_interrupt_while_worker_processes_train_ends_them_within_seconds(clean):
         thread.join()
     assert len(events["workers"]) == 2
     assert raised - events["sent"] < 5.0, f"fit raised {raised - events['sent']:.1f} s after the interrupt"
-    if events.get("resent"):
-        warnings.warn(f"{events['resent']} interrupt(s) had to be sent again before fit raised", stacklevel=1)
     assert _wait_until(lambda: not any(p.is_alive() for p in events["workers"]), 5.0), "workers outlived the interrupt"
     assert not hasattr(model, "network_")
 
