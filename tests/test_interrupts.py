@@ -117,7 +117,16 @@ def test_interrupt_in_a_later_member_does_not_leave_a_smaller_ensemble(clean, mo
     assert not hasattr(model, "network_") and not hasattr(model, "state_")
 
 
-def test_interrupt_while_worker_processes_train_ends_them_within_seconds(clean):
+@pytest.fixture
+def interruptible():
+    """SIGINT raising KeyboardInterrupt, as in a terminal: a runner started as a background job without job control
+    (`(pytest &)` in a script) inherits SIGINT ignored, and the interrupt under test would never arrive."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_interrupt_while_worker_processes_train_ends_them_within_seconds(clean, interruptible):
     """SIGINT to the main process alone (as `kill -INT`): fit raises at once and its workers are terminated."""
     before = {p.pid for p in multiprocessing.active_children()}
     main = threading.main_thread().ident
