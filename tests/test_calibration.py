@@ -15,6 +15,7 @@ from forecaster.model.calibration import (
     apply_factors,
     choose_blend,
     choose_treatment,
+    critical_t,
     held_out_wql,
     offset_factors,
     plan_holdout,
@@ -295,6 +296,50 @@ def test_a_treatment_that_wins_on_one_series_only_does_not_replace_the_network()
     wider = 100.0 + _normal_quantiles(len(series), 4, 4.5)
     treatment, scores = choose_treatment(narrow, wider, actual, series, LEVELS, 4)
     assert treatment != "network" and scores[treatment] < scores["network"]
+
+
+def _gains_of(per_series_gain: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One window per series at its median, a network 80% interval of width 2, and a "mixed" one narrower by the gains.
+
+    Each series' held-out WQL gain of "mixed" over the network is proportional to its entry of ``per_series_gain``.
+    """
+    n = len(per_series_gain)
+    actual = np.full((n, 1), 10.0)
+    network = np.broadcast_to(np.array([9.0, 10.0, 11.0]), (n, 1, 3)).copy()
+    mixed = 10.0 + (network - 10.0) * (1.0 - 0.1 * per_series_gain)[:, None, None]
+    return network, mixed, actual, np.arange(n)
+
+
+def test_the_bar_for_a_treatment_rises_as_the_held_out_series_get_few():
+    """A paired t of 2.6 over 4 series arises by chance about one time in twenty: the network's quantiles stand."""
+    gains = np.array([1.0, 2.0, 1.5, 0.0])  # paired t = 2.63 over 4 series
+    network, mixed, actual, series = _gains_of(gains)
+    treatment, scores = choose_treatment(network, mixed, actual, series, (0.1, 0.5, 0.9), 1)
+    assert scores["mixed"] < scores["network"] and treatment == "network"
+    # The same gains over ten times the series are evidence (t = 9.1): a treatment is taken.
+    network, mixed, actual, series = _gains_of(np.tile(gains, 10))
+    treatment, scores = choose_treatment(network, mixed, actual, series, (0.1, 0.5, 0.9), 1)
+    assert treatment != "network" and scores[treatment] < scores["network"]
+
+
+def test_the_critical_t_is_the_normal_bar_for_many_series_and_higher_for_few():
+    assert critical_t(2.0, 4) == pytest.approx(3.307, abs=1e-3)
+    assert critical_t(2.0, 20) == pytest.approx(2.140, abs=1e-3)
+    assert critical_t(2.0, 100_000) == pytest.approx(2.0, abs=1e-3)
+    assert critical_t(2.0, 1) == np.inf
+
+
+def test_the_bar_for_another_blend_rises_as_the_held_out_series_get_few():
+    """Partners worse on every one of 4 series, but unevenly (paired t 2.6): too little to drop the validated default."""
+    actual = np.zeros((4, 2))
+    scale = np.ones(4)
+    median = actual.copy()
+    harm = np.array([1.0, 2.0, 1.5, 0.0])[:, None] * np.ones((1, 2))  # each partner's error per series
+    partners = [actual + harm, actual + harm]
+    assert choose_blend(median, partners, actual, scale, FIXED) == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
+    many = np.tile(harm, (10, 1))
+    tiled = choose_blend(np.zeros((40, 2)), [many, many], np.zeros((40, 2)), np.ones(40), FIXED)
+    assert tiled == {"theta_weight": 0.0, "holt_winters_weight": 0.0}
 
 
 def test_held_out_wql_of_no_window_is_undefined():
