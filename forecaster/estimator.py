@@ -21,6 +21,7 @@ from .data.panel import Panel, refuse_short
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .engines import engine, is_dask_frame
+from .model.calibration import Calibration
 from .model.fitted import FittedModel
 from .model.fitting import calibrated, network_config, training_job
 from .model.inference import Forecast, history_kept, model_panel, panel_digest
@@ -42,6 +43,7 @@ from .model.prior import adapted_weights, auto_prior, frame_windows, learning_ra
 from .model.state import FittedState
 from .model.training import TrainResult
 from .model.warm_start import extend_features, extend_spec, warm_start_state, widen_static_inputs
+from .partners.blend import FORMER_DEFAULT_WEIGHTS
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
 
@@ -90,9 +92,10 @@ class Seq2SeqForecaster(BaseEstimator):
         trend_line: feed the long-run trend line; None: on where a season spans a year or more.
         theta_weight, holt_winters_weight: weights of the Theta method and damped Holt-Winters in
             the forecast, both fitted per series on the history up to the origin. None (the default):
-            chosen at fit on held-out windows at the end of the training data, with or without
-            covariates: 0.15 each, unless those windows show a partner clearly hurting (then 0;
-            ``state_.calibration.blend``). Given weights, with 0.15 for an unset one, must sum to at most 1.
+            chosen at fit on held-out windows at the end of the training data: 0.25 each (0.15 with
+            future-known covariates, which the partners cannot see), unless those windows show a partner
+            clearly hurting (then 0; ``state_.calibration.blend``). Given weights, with the default for an
+            unset one, must sum to at most 1.
         max_steps: training steps; None derives them from the number of windows (0: see ``init``).
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last windows of every series (their last horizon, plus the
@@ -209,10 +212,15 @@ class Seq2SeqForecaster(BaseEstimator):
         return CovariateRoles.from_params(self.get_params())
 
     def _blend_weights(self) -> dict[str, float]:
-        """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as chosen at fit."""
+        """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as chosen at fit.
+
+        Every fit records its blend; a model file without one (written by 0.9.0 or earlier from a fit without
+        held-out windows) forecasts with the weights it was written with, the former defaults.
+        """
         state = getattr(self, "state_", None)
-        chosen = state.calibration.blend if state is not None and state.calibration is not None else None
-        return blend_weights(self.get_params(), chosen)
+        if state is not None and state.calibration is None:
+            return blend_weights(self.get_params(), None, FORMER_DEFAULT_WEIGHTS)
+        return blend_weights(self.get_params(), None if state is None else state.calibration.blend)
 
     # ------------------------------------------------------------------ the fitted model
     def fitted(self) -> FittedModel:
@@ -340,6 +348,8 @@ class Seq2SeqForecaster(BaseEstimator):
         state = self._new_state(frame, tz, panel, features, quantiles, config, len(results), offset, units, warm_starts)
         self.init_ = "pretrained" if prior is not None else "warm start" if previous is not None else "scratch"
         state = state if job is None else calibrated(network, state, panel, job.holdout, self.get_params(), device)
+        if state.calibration is None:  # no held-out windows: record the blend the forecasts use (the defaults)
+            state = replace(state, calibration=Calibration(blend=blend_weights(self.get_params()), factors=None, n_windows=0))
         self.set_fitted(state, network, device, results)
         return panel
 

@@ -22,9 +22,11 @@ from forecaster.model.calibration import (
 )
 from forecaster.model.fitting import network_config, training_job
 from forecaster.model.params import training_quantiles
+from forecaster.partners.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, default_weights
 
 LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 FIXED = {"theta_weight": None, "holt_winters_weight": None}
+DEFAULTS = {"theta_weight": DEFAULT_THETA_WEIGHT, "holt_winters_weight": DEFAULT_HOLT_WINTERS_WEIGHT}
 
 
 def validated(model, frame):
@@ -127,16 +129,16 @@ def test_the_default_blend_stays_unless_another_is_clearly_better():
     actual, scale = _windows(rng, 200)
     median = actual + rng.normal(0.0, 1.0, actual.shape)
     partners = [actual + rng.normal(0.0, 1.0, actual.shape), actual + rng.normal(0.0, 1.0, actual.shape)]
-    assert choose_blend(median, partners, actual, scale, FIXED) == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
+    assert choose_blend(median, partners, actual, scale, FIXED) == DEFAULTS
     # One window is no evidence to leave the default, however bad the partners look in it.
     few = choose_blend(median[:1], [p[:1] + 3.0 for p in partners], actual[:1], scale[:1], FIXED)
-    assert few == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
+    assert few == DEFAULTS
     # Windows of one series move together: however bad the partners look there, one series is no evidence.
     one_series = choose_blend(median, [actual + 5.0, actual + 4.0], actual, scale, FIXED, units=np.zeros(200))
-    assert one_series == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
+    assert one_series == DEFAULTS
     # An explicit weight is kept; the other partner is still chosen.
     fixed = choose_blend(median, [actual + 5.0, partners[1]], actual, scale, {"theta_weight": 0.4, "holt_winters_weight": None})
-    assert fixed["theta_weight"] == 0.4 and fixed["holt_winters_weight"] in (0.0, 0.15)
+    assert fixed["theta_weight"] == 0.4 and fixed["holt_winters_weight"] in (0.0, DEFAULT_HOLT_WINTERS_WEIGHT)
 
 
 def test_no_training_window_reads_a_held_out_target(panel):
@@ -159,9 +161,26 @@ def test_no_training_window_reads_a_held_out_target(panel):
     assert (job.origins[np.isin(job.series, others)] + 6 == panel_.last_col).any()  # the rest train to the end
 
 
+def test_the_default_blend_is_heavier_without_future_known_covariates(panel):
+    """0.25 per partner without future-known covariates, 0.15 with them (the partners cannot see them)."""
+    assert default_weights(False) == {"theta_weight": 0.25, "holt_winters_weight": 0.25}
+    assert default_weights(True) == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
+    df, _ = panel
+    plain = fast_model().fit(df[["unique_id", "ds", "y"]]).state_.calibration.blend
+    assert all(weight in (0.0, 0.25) for weight in plain.values()), plain
+    with_covariates = fast_model(future_covariates=["promo"]).fit(df[["unique_id", "ds", "y", "promo"]])
+    assert all(weight in (0.0, 0.15) for weight in with_covariates.state_.calibration.blend.values())
+    # Where the held-out windows cannot tell, the default stays: one series is no evidence.
+    rng = np.random.default_rng(4)
+    actual, scale = _windows(rng, 50)
+    partners = [actual + 5.0, actual + 4.0]
+    kept = choose_blend(actual, partners, actual, scale, FIXED, units=np.zeros(50), defaults=default_weights(True))
+    assert kept == default_weights(True)
+
+
 def test_explicit_weights_plus_the_default_of_an_unset_one_may_not_pass_one(panel):
     with pytest.raises(ValueError, match="sum to at most 1"):
-        fast_model(theta_weight=0.9).fit(panel[0])  # Holt-Winters unset: up to 0.15
+        fast_model(theta_weight=0.9).fit(panel[0])  # Holt-Winters unset: up to its default
 
 
 def test_held_out_windows_without_history_are_not_scored(panel):
@@ -336,7 +355,7 @@ def test_the_bar_for_another_blend_rises_as_the_held_out_series_get_few():
     median = actual.copy()
     harm = np.array([1.0, 2.0, 1.5, 0.0])[:, None] * np.ones((1, 2))  # each partner's error per series
     partners = [actual + harm, actual + harm]
-    assert choose_blend(median, partners, actual, scale, FIXED) == {"theta_weight": 0.15, "holt_winters_weight": 0.15}
+    assert choose_blend(median, partners, actual, scale, FIXED) == DEFAULTS
     many = np.tile(harm, (10, 1))
     tiled = choose_blend(np.zeros((40, 2)), [many, many], np.zeros((40, 2)), np.ones(40), FIXED)
     assert tiled == {"theta_weight": 0.0, "holt_winters_weight": 0.0}

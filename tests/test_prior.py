@@ -17,6 +17,7 @@ from forecaster import Seq2SeqForecaster, backtest
 from forecaster.datasets import load_m3, make_panel
 from forecaster.model.prior import PRIOR_FOLDER, PriorUnavailableError, adapted_weights, load_prior
 from forecaster.model.training import TrainConfig, train
+from forecaster.partners.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, FORMER_DEFAULT_WEIGHTS
 from forecaster.pretraining.corpus import FAMILIES, M3_HORIZONS, corpus, suite_cut
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,6 +203,25 @@ def test_from_pretrained_follows_each_panel_it_is_given():
     pd.testing.assert_frame_equal(first, again)
 
 
+def test_a_fit_without_held_out_windows_records_the_blend_it_forecasts_with(tmp_path):
+    """A zero-shot model's file carries its blend, so a later change of the defaults cannot change its forecasts."""
+    from test_persistence import rewrite_config
+
+    df = quarterly()
+    model = Seq2SeqForecaster(horizon=4, init="pretrained", max_steps=0, progress=False).fit(df)
+    defaults = {"theta_weight": DEFAULT_THETA_WEIGHT, "holt_winters_weight": DEFAULT_HOLT_WINTERS_WEIGHT}
+    assert model.state_.calibration is not None and model.state_.calibration.blend == defaults
+    assert model.state_.calibration.factors is None and model.state_.calibration.treatment is None
+    model.save(tmp_path / "model")
+    loaded = Seq2SeqForecaster.load(tmp_path / "model")
+    pd.testing.assert_frame_equal(loaded.predict(), model.predict(), check_exact=True)
+    # A file written before fits recorded it (0.9.0 and earlier) forecasts with the weights of its time.
+    config = json.loads((tmp_path / "model" / "config.json").read_text())
+    config["fitted"]["calibration"] = None
+    rewrite_config(tmp_path / "model", config)
+    assert Seq2SeqForecaster.load(tmp_path / "model")._blend_weights() == FORMER_DEFAULT_WEIGHTS
+
+
 def test_a_short_horizon_is_the_first_steps_of_the_prior():
     df = quarterly()
     blend = dict(theta_weight=0.0, holt_winters_weight=0.0, progress=False)
@@ -261,8 +281,8 @@ def test_covariates_the_prior_never_saw_start_with_zero_weight():
         future_covariates=["promo"],
         past_covariates=[],
         static_covariates=["region"],
-        theta_weight=0.15,
-        holt_winters_weight=0.15,
+        theta_weight=DEFAULT_THETA_WEIGHT,  # the plain model's blend: a fit without held-out windows keeps the defaults
+        holt_winters_weight=DEFAULT_HOLT_WINTERS_WEIGHT,
         progress=False,
     ).fit(df)
     assert np.allclose(with_covariates.predict(future_df=future)["y_hat"], plain.predict()["y_hat"], rtol=1e-6)

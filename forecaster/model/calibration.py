@@ -33,7 +33,7 @@ from scipy import stats
 
 from ..data.panel import Panel
 from ..data.scaling import loss_scale, naive_error_table
-from ..partners.blend import PARTNERS, SHAPE_WEIGHT, blend_quantiles, mix_offsets, partner_distributions
+from ..partners.blend import PARTNERS, SHAPE_WEIGHT, blend_quantiles, default_weights, mix_offsets, partner_distributions
 
 # Share of the series whose last windows are held out when early stopping does not hold out every series.
 HOLDOUT_SHARE = 0.2
@@ -159,6 +159,7 @@ def choose_blend(
     scale: np.ndarray,
     fixed: Mapping[str, float | None],
     units: np.ndarray | None = None,
+    defaults: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """The partner weights: the defaults, unless the held-out windows show another choice clearly better.
 
@@ -178,17 +179,19 @@ def choose_blend(
     and ``scale`` (B,) each window's MASE scale. Where a partner has no forecast its weight
     stays with the network, as in the forecast itself. ``units`` (B,) names the series of each
     window (default: every window its own): a series' overlapping windows move together, so the
-    t-statistic counts series, and one series is no evidence against the defaults.
+    t-statistic counts series, and one series is no evidence against the defaults. ``defaults``: each partner's
+    default weight (``partners.blend.default_weights``; without future-known covariates when None).
     """
     names = list(fixed)
-    choices = [(0.0, PARTNERS[n].default_weight) if fixed[n] is None else (float(fixed[n]),) for n in names]
+    defaults = default_weights(False) if defaults is None else defaults
+    choices = [(0.0, defaults[n]) if fixed[n] is None else (float(fixed[n]),) for n in names]
     candidates = [c for c in itertools.product(*choices) if sum(c) <= 1.0 + 1e-9]
     deltas = np.stack([np.where(np.isfinite(p), p - median, 0.0) for p in partners])  # (K, B, H)
     weights = np.asarray(candidates)  # (C, K)
     blended = median[None] + np.tensordot(weights, deltas, axes=1)  # (C, B, H)
     usable = np.isfinite(actual) & np.isfinite(scale)[:, None]
     windows = usable.any(axis=1)
-    preferred = tuple(PARTNERS[n].default_weight if fixed[n] is None else float(fixed[n]) for n in names)
+    preferred = tuple(defaults[n] if fixed[n] is None else float(fixed[n]) for n in names)
     default = candidates.index(preferred) if preferred in candidates else 0
     units = np.arange(len(actual)) if units is None else np.asarray(units)
     codes, _ = pd.factorize(units[windows])
@@ -340,12 +343,14 @@ def calibrate(
     season_length: int,
     history: int,
     fixed: Mapping[str, float | None],
+    defaults: Mapping[str, float] | None = None,
 ) -> Calibration:
     """Choose the blend and the offset factors from the network's forecasts of the held-out windows.
 
     ``network_quantiles`` (B, H, Q) are the network's forecasts (target units) of windows
     (``series``, ``origins``); ``target`` (N, W) the panel's targets in target units;
-    ``fixed`` maps each partner to its explicit weight or None (choose it).
+    ``fixed`` maps each partner to its explicit weight or None (choose it); ``defaults`` the weights a chosen one
+    keeps unless clearly beaten (``partners.blend.default_weights``).
     """
     horizon = network_quantiles.shape[1]
     cols = origins[:, None] + np.arange(1, horizon + 1)[None, :]
@@ -359,7 +364,7 @@ def calibrate(
     means = [p.mean for p in partners]
     blend = {name: 0.0 for name in PARTNERS}
     if active:
-        blend.update(choose_blend(median, means, actual, scale, {n: fixed.get(n) for n in active}, series))
+        blend.update(choose_blend(median, means, actual, scale, {n: fixed.get(n) for n in active}, series, defaults))
     chosen = [blend[n] for n in active]
     blended = blend_quantiles(network_quantiles, means, chosen, median_index) if active else network_quantiles
     shaped = any(

@@ -12,6 +12,7 @@ from ..data.panel import Panel
 from ..data.roles import CovariateRoles
 from ..data.scaling import naive_error_table
 from ..data.windows import admissible_origins, assemble
+from ..partners.blend import default_weights
 from .calibration import HoldOut, calibrate, plan_holdout
 from .inference import history_kept, run_network, target_values
 from .members import TrainingJob
@@ -179,5 +180,6 @@ def calibrated(
         state.season_length,
         history_kept(state.input_size, panel.decomposition),
         explicit_blend_weights(params),
+        default_weights(bool(list(params.get("future_covariates") or ()))),
     )
     return replace(state, calibration=calibration)

@@ -208,13 +208,16 @@ def changed_since_fit(fitted: Mapping[str, Any], current: Mapping[str, Any]) -> 
     }
 
 
-def blend_weights(params: Mapping[str, Any], chosen: Mapping[str, float] | None = None) -> dict[str, float]:
+def blend_weights(
+    params: Mapping[str, Any], chosen: Mapping[str, float] | None = None, unset: Mapping[str, float] | None = None
+) -> dict[str, float]:
     """Each statistical partner's weight resolved.
 
     An explicit weight is kept. None means the weight chosen at fit on held-out windows (``chosen``,
-    see :mod:`forecaster.model.calibration`); a model that has none (fitted without a choice, or a file
-    written before choices existed) falls back to the former rule: the partner's default without
-    future-known covariates, 0 with them.
+    see :mod:`forecaster.model.calibration`, or the weights a fit without held-out windows recorded). Without
+    ``chosen``: ``unset`` (partner -> weight; default: the partners' current defaults) without future-known
+    covariates, 0 with them. A model file written by 0.9.0 or earlier from a fit that recorded no blend passes
+    ``FORMER_DEFAULT_WEIGHTS``, the weights it forecast with.
     """
     future = bool(list(params.get("future_covariates") or ()))
     resolved = {}
@@ -224,7 +227,7 @@ def blend_weights(params: Mapping[str, Any], chosen: Mapping[str, float] | None 
         elif chosen is not None and name in chosen:
             resolved[name] = float(chosen[name])
         else:
-            resolved[name] = 0.0 if future else partner.default_weight
+            resolved[name] = 0.0 if future else (partner.default_weight if unset is None else float(unset[name]))
     return resolved
 
 
