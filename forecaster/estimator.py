@@ -21,9 +21,8 @@ from .data.panel import Panel, refuse_short
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .engines import engine, is_dask_frame
-from .model.calibration import Calibration
 from .model.fitted import FittedModel
-from .model.fitting import calibrated, network_config, training_job
+from .model.fitting import calibrated, network_config, training_job, with_blend_recorded
 from .model.inference import Forecast, history_kept, model_panel, panel_digest
 from .model.members import MemberTrainer, fit_members
 from .model.network import Ensemble
@@ -348,8 +347,7 @@ class Seq2SeqForecaster(BaseEstimator):
         state = self._new_state(frame, tz, panel, features, quantiles, config, len(results), offset, units, warm_starts)
         self.init_ = "pretrained" if prior is not None else "warm start" if previous is not None else "scratch"
         state = state if job is None else calibrated(network, state, panel, job.holdout, self.get_params(), device)
-        if state.calibration is None:  # no held-out windows: record the blend the forecasts use (the defaults)
-            state = replace(state, calibration=Calibration(blend=blend_weights(self.get_params()), factors=None, n_windows=0))
+        state = with_blend_recorded(state, self.get_params())
         self.set_fitted(state, network, device, results)
         return panel
 

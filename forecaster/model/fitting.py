@@ -13,7 +13,7 @@ from ..data.roles import CovariateRoles
 from ..data.scaling import naive_error_table
 from ..data.windows import admissible_origins, assemble
 from ..partners.blend import default_weights
-from .calibration import HoldOut, calibrate, plan_holdout
+from .calibration import Calibration, HoldOut, calibrate, plan_holdout
 from .inference import history_kept, run_network, target_values
 from .members import TrainingJob
 from .network import Ensemble, NetworkConfig
@@ -22,6 +22,7 @@ from .params import (
     FINE_TUNE_PATIENCE,
     architecture,
     auto_prior_steps,
+    blend_weights,
     covariate_steps,
     default_max_steps,
     explicit_blend_weights,
@@ -183,3 +184,13 @@ def calibrated(
         default_weights(bool(list(params.get("future_covariates") or ()))),
     )
     return replace(state, calibration=calibration)
+
+
+def with_blend_recorded(state: FittedState, params: dict) -> FittedState:
+    """``state``, with the blend its forecasts use recorded where the fit held no windows out (the defaults).
+
+    A model file then carries its weights, so a later release's defaults cannot change its forecasts.
+    """
+    if state.calibration is not None:
+        return state
+    return replace(state, calibration=Calibration(blend=blend_weights(params), factors=None, n_windows=0))
