@@ -24,6 +24,7 @@ timing, so no one-off compilation is counted; every model runs in this one proce
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels covariates    # the two covariate-driven panels
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --model '{"init": "pretrained"}' --label prior
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --treatment network --label "network quantiles"
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels tourism_quarterly --irrelevant-flag --label flag
 
 ``--out`` (default ``benchmarks/results/suite.csv``) gets one row per panel and model; rows of another
 ``--label`` already in the file are kept, so variants can be compared in one table.
@@ -139,10 +140,16 @@ def warm_up_baselines() -> None:
     run_baselines(df, 4, "QS", 4, BASELINES, level=None, quantiles=(0.1, 0.5, 0.9))
 
 
-def score_panel(name: str, params: dict) -> pd.DataFrame:
-    """One panel's rows: MASE, WQL, 80% coverage and seconds of the model and the baselines."""
+def score_panel(name: str, params: dict, irrelevant_flag: bool = False) -> pd.DataFrame:
+    """One panel's rows: MASE, WQL, 80% coverage and seconds of the model and the baselines.
+
+    ``irrelevant_flag``: declare a random 0/1 column (seed 0), which carries nothing, as a future-known covariate.
+    """
     group, load = PANELS[name]
     df, horizon, season, freq, future = load()
+    if irrelevant_flag:
+        df = df.assign(flag=np.random.default_rng(0).integers(0, 2, len(df)).astype(float))
+        future = (*future, "flag")
     roles = {"future_covariates": list(future)} if future else {}
     model = Seq2SeqForecaster(horizon=horizon, freq=freq, season_length=season, progress=False, num_threads=1, **roles, **params)
     result = backtest(model, df, n_windows=N_ORIGINS, step_size=math.ceil(horizon / 2), progress=False)
@@ -233,6 +240,9 @@ def main() -> None:
         choices=TREATMENTS,
         help="force this interval treatment in every fit instead of the per-fit choice (a measurement of what the choice gains)",
     )
+    parser.add_argument(
+        "--irrelevant-flag", action="store_true", help="declare a random 0/1 column as a future-known covariate in every panel"
+    )
     args = parser.parse_args()
     if args.summary:
         print_summary(pd.read_csv(args.out))
@@ -258,7 +268,7 @@ def main() -> None:
     pd.set_option("display.width", 200)
     for name in dict.fromkeys(names):
         tick = time.perf_counter()
-        table = score_panel(name, params).assign(label=args.label)
+        table = score_panel(name, params, args.irrelevant_flag).assign(label=args.label)
         tables.append(table)
         shown = ratios(table).set_index("model")[
             ["mase", "wql", "coverage_80", "seconds", "mase_ratio", "wql_ratio", "seconds_ratio"]

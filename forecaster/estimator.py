@@ -93,8 +93,9 @@ class Seq2SeqForecaster(BaseEstimator):
             the forecast, both fitted per series on the history up to the origin. None (the default):
             chosen at fit on held-out windows at the end of the training data: 0.25 each (0.15 with
             future-known covariates, which the partners cannot see), unless those windows show a partner
-            clearly hurting (then 0; ``state_.calibration.blend``). Given weights, with the default for an
-            unset one, must sum to at most 1.
+            clearly hurting (then 0; ``state_.calibration.blend``); a fit with future-known covariates and no
+            held-out windows blends none in. Without future-known covariates, given weights with 0.25 for an
+            unset one must sum to at most 1; with them, an unset one gets at most what keeps the sum within 1.
         max_steps: training steps; None derives them from the number of windows (0: see ``init``).
         batch_size, learning_rate: optimiser settings.
         early_stopping: hold out the last windows of every series (their last horizon, plus the
@@ -214,7 +215,8 @@ class Seq2SeqForecaster(BaseEstimator):
         """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as chosen at fit.
 
         Every fit records its blend; a model file without one (written by 0.9.0 or earlier from a fit without
-        held-out windows) forecasts with the weights it was written with, the former defaults.
+        held-out windows, or a prior written by ``forecaster.pretraining``) forecasts with the former defaults, the
+        weights of the versions that wrote such files.
         """
         state = getattr(self, "state_", None)
         if state is not None and state.calibration is None:

@@ -490,3 +490,22 @@ def test_a_load_racing_repeated_saves_reads_one_complete_version(fitted, tmp_pat
         stop.set()
         writer.join()
     assert failures == []
+
+
+def test_a_file_with_weights_its_version_accepted_still_loads_and_forecasts(tmp_path):
+    """A 0.3.0-0.9.0 file with theta_weight=0.8 and Holt-Winters unset (0.15 then, 0.95 in all) loads and forecasts
+    with its recorded blend, though 0.8 plus today's default of 0.25 would pass 1 in a new fit."""
+    from test_persistence import rewrite_config
+
+    folder = tmp_path / "model"
+    shutil.copytree(DATA / "model_0_3_0", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["params"]["theta_weight"] = 0.8
+    config["params"]["holt_winters_weight"] = None
+    config["fitted"]["calibration"]["blend"] = {"theta_weight": 0.8, "holt_winters_weight": 0.15}
+    rewrite_config(folder, config)
+    model = Seq2SeqForecaster.load(folder)
+    assert model._blend_weights() == {"theta_weight": 0.8, "holt_winters_weight": 0.15}
+    assert model.predict()["y_hat"].notna().all()
+    with pytest.raises(ValueError, match="sum to at most 1"):  # a new fit counts the unset weight at today's default
+        Seq2SeqForecaster(horizon=6, theta_weight=0.8, progress=False).fit(make_panel(n_series=3, length=40, seed=0)[0])

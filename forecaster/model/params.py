@@ -243,8 +243,13 @@ def needs_calibration(params: Mapping[str, Any]) -> bool:
     return bool(levels) or any(weight is None for weight in explicit_blend_weights(params).values())
 
 
-def check_params(params: Mapping[str, Any]) -> None:
+def check_params(params: Mapping[str, Any], unset: Mapping[str, float] | None = None) -> None:
     """Refuse any parameter outside its constraint, naming it and what it must be.
+
+    ``unset``: the weight an unset partner counts with in the sum-to-one check (default: the current defaults, the
+    most a fit may choose for it without future-known covariates; with them the check counts it as 0 and the fit
+    keeps the sum within 1). A model file passes ``FORMER_DEFAULT_WEIGHTS``, what the versions that wrote such
+    files checked; the weights its forecasts resolve are checked against its recorded blend.
 
     Raises:
         ValueError: a parameter breaks its row of ``CONSTRAINTS`` or a rule across parameters.
@@ -259,7 +264,7 @@ def check_params(params: Mapping[str, Any]) -> None:
             raise ValueError(f"`{name}` must be {must_be}; got {value!r}.")
     if params["max_steps"] == 0 and params["init"] != "pretrained":  # "auto" may fit from scratch
         raise ValueError("`max_steps`=0 (no training) needs init='pretrained': a network from scratch must train.")
-    weights = blend_weights(params)  # an unset weight at its default (the most the fit may choose for it)
+    weights = blend_weights(params, None, unset)  # an unset weight at its default (the most the fit may choose for it)
     if sum(weights.values()) > 1.0:
         raise ValueError(f"`theta_weight` and `holt_winters_weight` must sum to at most 1; got {weights}.")
     if params["quantiles"] is not None:

@@ -37,7 +37,8 @@ DEFAULT_HOLT_WINTERS_WEIGHT = 0.25
 COVARIATE_THETA_WEIGHT = 0.15
 COVARIATE_HOLT_WINTERS_WEIGHT = 0.15
 # The defaults of 0.3.0-0.9.0. A model file those versions wrote from a fit that recorded no blend (``from_pretrained``,
-# or series too short to hold windows out) forecast with these; it still does (``Seq2SeqForecaster._blend_weights``).
+# or series too short to hold windows out; the shipped priors too) forecast with these; it still does
+# (``Seq2SeqForecaster._blend_weights``), and its explicit weights are checked against them when it loads.
 FORMER_DEFAULT_WEIGHTS = {"theta_weight": 0.15, "holt_winters_weight": 0.15}
 # Share of a partner's distribution in the quantile offsets from the median when the partner is
 # blended in (``mix_offsets``); chosen on the validation folds (benchmarks/README.md, twelfth round).

@@ -15,7 +15,7 @@ from ..._version import __version__
 from ...data.features import static_width
 from ...data.frequency import calendar_features, normalise_freq
 from ...data.roles import CovariateRoles
-from ...partners.blend import PARTNERS
+from ...partners.blend import FORMER_DEFAULT_WEIGHTS, PARTNERS
 from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, architecture, blend_weights, check_params
 from ..state import FittedState
 from .layout import CONFIG, HISTORY, Invalid
@@ -60,7 +60,9 @@ def _checked(values: dict[str, Any], result):
     """``result`` once ``values`` pass ``check_params`` and name valid covariate roles (else :class:`Invalid`)."""
     try:
         # A model fitted on a GPU loads on a machine without one (it runs on the CPU), so availability is not checked.
-        check_params({**values, "device": "cpu" if values["device"] == "cuda" else values["device"]})
+        # An unset weight counts as the versions that wrote model files counted it; the blend the file's forecasts
+        # resolve is checked against its recorded one (``_check_calibration``).
+        check_params({**values, "device": "cpu" if values["device"] == "cuda" else values["device"]}, FORMER_DEFAULT_WEIGHTS)
         CovariateRoles.from_params(values)
     except (TypeError, ValueError) as error:
         raise Invalid(f"`params` in {CONFIG}: {error}") from None
