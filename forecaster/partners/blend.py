@@ -27,7 +27,7 @@ from .standard_theta import standard_theta_forecasts
 PARTNER_MIN_OBSERVATIONS = 4
 # Weights of the partners when ``theta_weight`` / ``holt_winters_weight`` are None: what a fit keeps unless its
 # held-out windows show a partner clearly hurting (``model.calibration.choose_blend``). Chosen on the validation suite
-# (benchmarks/README.md, "0.10.0: partners at 0.25"): 0.25 each against 0.15 (0.3.0-0.9.0) moved the fourteen panels'
+# (benchmarks/README.md, "0.10.0: a t bar ..."): 0.25 each against 0.15 (0.3.0-0.9.0) moved the fourteen panels'
 # MASE from 0.949x to 0.944x AutoETS and WQL from 0.918x to 0.913x; 0.35 did no better on the small panels and worse on
 # the large ones.
 DEFAULT_THETA_WEIGHT = 0.25
