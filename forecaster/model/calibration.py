@@ -477,7 +477,7 @@ def choose_treatment(
             crossed[part] = apply_factors(base[part], learnt, median_index)
         terms[name] = _wql_terms(crossed, actual, levels)
     scores = {name: _pooled(t) for name, t in terms.items()}
-    scored = len(np.unique(codes[np.isfinite(actual).any(axis=1)]))  # held-out series with a target to score
+    bar = critical_t(TREATMENT_T, len(np.unique(codes[np.isfinite(actual).any(axis=1)])))  # series with a target
     reference = scores.get("network", np.nan)
     if not np.isfinite(reference):
         return "network", scores
@@ -486,7 +486,7 @@ def choose_treatment(
         if name == "network" or not value < reference:
             continue
         gain = np.bincount(codes, weights=terms["network"] - terms[name], minlength=len(units))
-        if len(units) < 2 or _paired_t(gain) > critical_t(TREATMENT_T, scored):
+        if len(units) < 2 or _paired_t(gain) > bar:
             winners.append(name)
     best = min(winners, key=scores.get) if winners else "network"
     return best, scores

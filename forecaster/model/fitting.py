@@ -27,6 +27,7 @@ from .params import (
     default_max_steps,
     explicit_blend_weights,
     fine_tune_steps,
+    has_future_covariates,
     needs_calibration,
     use_early_stopping,
     warm_start_steps,
@@ -181,7 +182,7 @@ def calibrated(
         state.season_length,
         history_kept(state.input_size, panel.decomposition),
         explicit_blend_weights(params),
-        default_weights(bool(list(params.get("future_covariates") or ()))),
+        default_weights(has_future_covariates(params)),
     )
     return replace(state, calibration=calibration)
 

@@ -208,6 +208,11 @@ def changed_since_fit(fitted: Mapping[str, Any], current: Mapping[str, Any]) -> 
     }
 
 
+def has_future_covariates(params: Mapping[str, Any]) -> bool:
+    """Whether the parameters declare future-known covariates (the partners, which cannot see them, weigh less)."""
+    return bool(list(params.get("future_covariates") or ()))
+
+
 def blend_weights(
     params: Mapping[str, Any], chosen: Mapping[str, float] | None = None, unset: Mapping[str, float] | None = None
 ) -> dict[str, float]:
@@ -219,7 +224,7 @@ def blend_weights(
     covariates, 0 with them. A model file written by 0.9.0 or earlier from a fit that recorded no blend passes
     ``FORMER_DEFAULT_WEIGHTS``, the weights it forecast with.
     """
-    future = bool(list(params.get("future_covariates") or ()))
+    future = has_future_covariates(params)
     resolved = {}
     for name, partner in PARTNERS.items():
         if params.get(name) is not None:

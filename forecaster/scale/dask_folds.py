@@ -18,7 +18,7 @@ from ..evaluation.executors import FoldForecasts, forecast_fold, with_account
 from ..evaluation.folds import Fold, FoldPlan
 from ..evaluation.progress import Progress
 from ..model.inference import Forecast
-from ..model.params import PRIOR_MEMBERS
+from ..model.params import PRIOR_MEMBERS, member_count
 
 __all__ = ["ClusterFolds", "cluster_folds", "fit_and_forecast"]
 
@@ -57,7 +57,7 @@ def cluster_folds(plan: FoldPlan, template, folds: list[Fold], report: Progress,
     ``n_models`` above 1, or None where a fit may start from a prior and train its three members) stays too: Dask
     workers are daemons, which cannot start processes.
     """
-    members = template.n_models or (1 if template.init == "scratch" else PRIOR_MEMBERS)  # None: a prior's members
+    members = member_count(template.n_models, None if template.init == "scratch" else PRIOR_MEMBERS)  # at most
     if plan.refit_every != 1 or plan.warm_start or (template.n_jobs > 1 and members > 1):
         return None
     return ClusterFolds(plan, template, folds, report, client)
