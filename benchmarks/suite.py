@@ -10,7 +10,14 @@ training parts (no origin reads a test part):
   quarterly (the small-panel draws);
 - and, in a group of their own, two panels driven by future-known covariates: the electricity study's daily
   demand with Temperature and WorkDay, and 30 synthetic monthly series whose promotions move sales by 40%
-  (``make_panel``). The geometric means "all" cover the fourteen panels above; "covariates" these two.
+  (``make_panel``);
+- and, in a group of their own ("short"), short histories: fixed-seed draws of 20 and of 50 series from the training
+  parts of M3 yearly, M3 quarterly and Tourism quarterly, each cut to its last 30 + h rows, so that no origin reads
+  more than 30 observations.
+
+The geometric means "all" cover the fourteen panels above; "covariates" and "short" their own groups. Per panel it
+also prints the nine levels' hit rates (the share of actuals at or below each quantile, pooled over origins) and
+writes them to the CSV (``hit_q10``, ..., ``hit_q90``).
 
 Each panel gets 3 origins, ``ceil(h / 2)`` periods apart, the last one ``h`` before the end of its part.
 Per panel it prints MASE, WQL (9 levels), 80% coverage (pooled over origins) and fit + predict seconds of each
@@ -22,6 +29,7 @@ timing, so no one-off compilation is counted; every model runs in this one proce
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py                        # the whole suite
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels small         # draws and fpp3 only
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels covariates    # the two covariate-driven panels
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels short         # the short-history draws
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --model '{"init": "pretrained"}' --label prior
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --treatment network --label "network quantiles"
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels tourism_quarterly --irrelevant-flag --label flag
@@ -89,6 +97,24 @@ def _tourism(group: str, n: int | None = None) -> Callable[[], Loaded]:
     return load
 
 
+# The short-history group: series with at most this many observations at each origin.
+SHORT_HISTORY = 30
+
+
+def _short(source: str, group: str, n: int, seed: int = DRAW_SEED + 1) -> Callable[[], Loaded]:
+    """``n`` series drawn (a fixed seed) from a training part, each cut to its last ``SHORT_HISTORY + h`` rows, so
+    that every origin reads at most ``SHORT_HISTORY`` observations (the last one exactly that many where a series is
+    long enough; the earlier ones fewer)."""
+
+    def load() -> Loaded:
+        df, info = (load_m3 if source == "m3" else load_tourism)(group, "train")
+        drawn = _draw(df, n, seed)
+        rank = drawn.groupby("unique_id").cumcount(ascending=False)
+        return drawn[rank < SHORT_HISTORY + info.horizon].reset_index(drop=True), info.horizon, info.season_length, info.freq, ()
+
+    return load
+
+
 def _fpp3(item: str) -> Callable[[], Loaded]:
     def load() -> Loaded:
         df, info = load_fpp3(item)
@@ -126,6 +152,12 @@ PANELS: dict[str, tuple[str, Callable[[], Loaded]]] = {
     "m3_other": ("large", _m3("other")),
     "tourism_quarterly": ("large", _tourism("quarterly")),
     "tourism_yearly": ("large", _tourism("yearly")),
+    "short_m3_yearly_draw20": ("short", _short("m3", "yearly", 20)),
+    "short_m3_yearly_draw50": ("short", _short("m3", "yearly", 50)),
+    "short_m3_quarterly_draw20": ("short", _short("m3", "quarterly", 20)),
+    "short_m3_quarterly_draw50": ("short", _short("m3", "quarterly", 50)),
+    "short_tourism_quarterly_draw20": ("short", _short("tourism", "quarterly", 20)),
+    "short_tourism_quarterly_draw50": ("short", _short("tourism", "quarterly", 50)),
     "electricity_daily": ("covariates", _electricity),
     "promotions_synthetic": ("covariates", _promotions),
 }
@@ -154,6 +186,7 @@ def score_panel(name: str, params: dict, irrelevant_flag: bool = False) -> pd.Da
     model = Seq2SeqForecaster(horizon=horizon, freq=freq, season_length=season, progress=False, num_threads=1, **roles, **params)
     result = backtest(model, df, n_windows=N_ORIGINS, step_size=math.ceil(horizon / 2), progress=False)
     summary = result.summary()
+    rates = result.calibration()  # model x level: the share of actuals at or below each quantile, pooled over origins
     check = result.settings.get("occlusion") or {}
     rows = []
     for model_name in (MODEL, *BASELINES):
@@ -173,9 +206,15 @@ def score_panel(name: str, params: dict, irrelevant_flag: bool = False) -> pd.Da
                 "n_scored": int(row["n_scored"]),
                 "occlusion_ratio": float(check.get("ratio", np.nan)) if own else np.nan,
                 "share_occlusion_ratio": float(check.get("share_ratio", np.nan)) if own else np.nan,
+                **{hit_column(q): float(rates.loc[model_name, q]) if model_name in rates.index else np.nan for q in rates},
             }
         )
     return pd.DataFrame(rows)
+
+
+def hit_column(level: float) -> str:
+    """The suite's column of a level's hit rate: ``hit_q10`` for 0.1 (the share of actuals at or below it)."""
+    return f"hit_q{round(float(level) * 100):02d}"
 
 
 def ratios(table: pd.DataFrame) -> pd.DataFrame:
@@ -192,7 +231,7 @@ def geometric_means(table: pd.DataFrame) -> pd.DataFrame:
     """Geometric means of the ratios to AutoETS (and the mean coverage) per model, over all panels and per group."""
     scored = ratios(table)
     parts = []
-    suite = scored[scored["group"] != "covariates"]  # "all": the fourteen panels every label has
+    suite = scored[~scored["group"].isin(["covariates", "short"])]  # "all": the fourteen panels every label has
     for group, rows in [("all", suite), *scored.groupby("group")]:
         agg = rows.groupby("model").agg(
             mase_ratio=("mase_ratio", lambda v: float(np.exp(np.log(v).mean()))),
@@ -229,7 +268,7 @@ def write_atomically(frame: pd.DataFrame, path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--panels", nargs="*", default=["all"], help="panel names, or the groups 'small', 'large', 'covariates', 'all'"
+        "--panels", nargs="*", default=["all"], help="panel names, or the groups 'small', 'large', 'short', 'covariates', 'all'"
     )
     parser.add_argument("--model", default="{}", help="JSON of Seq2SeqForecaster parameters (default: the defaults)")
     parser.add_argument("--label", default="defaults", help="name of this variant in the CSV")
@@ -254,7 +293,7 @@ def main() -> None:
     ]
     unknown = [n for n in names if n not in PANELS]
     if unknown:
-        parser.error(f"unknown panels {unknown}; choose from {list(PANELS)} or small, large, covariates, all")
+        parser.error(f"unknown panels {unknown}; choose from {list(PANELS)} or small, large, short, covariates, all")
     params = json.loads(args.model)
     if args.treatment:  # every fit's calibration takes this treatment, whatever its held-out windows say
 
@@ -277,6 +316,9 @@ def main() -> None:
             f"\n== {name} ({table['n_series'].iloc[0]} series, h={table['horizon'].iloc[0]}; {time.perf_counter() - tick:.0f} s)"
         )
         print(shown.round(4).to_string())
+        hits = table.set_index("model")[[c for c in table.columns if c.startswith("hit_q")]]
+        print("hit rates (share of actuals at or below each quantile, pooled over origins):")
+        print(hits.round(3).to_string())
         done = pd.concat(tables, ignore_index=True)
         kept = pd.read_csv(args.out) if args.out.exists() else pd.DataFrame()
         if len(kept):

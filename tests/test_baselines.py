@@ -25,7 +25,8 @@ def _panel(freq: str, lengths: dict[str, int], starts: dict[str, str], seed: int
 def _expected(train: pd.DataFrame, horizon: int, m: int, freq: str, level: int | None) -> pd.DataFrame:
     """Seasonal naive by hand: the forecast of T + h is y at T + h - m * ceil(h / m), the same position in the last season.
 
-    Missing targets are filled forward then backward first, as the baselines document. The
+    Rows before the first observed target are dropped and later missing targets carried forward first, as
+    the baselines document. The
     interval is the textbook one (Hyndman & Athanasopoulos, FPP 5.5): point +- z * sigma * sqrt(k + 1),
     with k = floor((h - 1) / m) whole seasons behind and sigma the RMS of the in-sample
     seasonal differences y_t - y_(t-m).
@@ -35,7 +36,8 @@ def _expected(train: pd.DataFrame, horizon: int, m: int, freq: str, level: int |
     rows = []
     for uid, series in train.groupby("unique_id", sort=False):
         series = series.sort_values("ds")
-        y = series["y"].ffill().bfill().to_list()
+        series = series.loc[series["y"].notna().cummax()]
+        y = series["y"].ffill().to_list()
         times = list(series["ds"])
         n, end = len(y), times[-1]
         differences = [y[t] - y[t - m] for t in range(m, n)]
@@ -79,15 +81,17 @@ def test_every_seasonal_naive_row_of_monthly_series_of_different_lengths(horizon
     _check(out, _expected(train, horizon, 12, "MS", level), level)
 
 
-def test_missing_targets_are_filled_forward_then_backward_before_the_baseline():
+def test_missing_targets_are_carried_forward_and_rows_before_the_first_observation_dropped():
     train = _panel("MS", lengths={"a": 26, "b": 20}, starts={"a": "2001-01-01", "b": "2001-07-01"}, seed=2)
     a = train.index[train["unique_id"] == "a"]
     b = train.index[train["unique_id"] == "b"]
     train.loc[a[[-3, -7]], "y"] = np.nan  # inside the last season: the forecast repeats the value before each gap
-    train.loc[b[:2], "y"] = np.nan  # leading gap: filled backward
+    train.loc[b[:2], "y"] = np.nan  # leading empty rows: not history, dropped (never filled backward)
     out = run_baselines(train, 15, "MS", 12, names=("seasonal_naive",))
     expected = _expected(train, 15, 12, "MS", 80)
     _check(out, expected, 80)
+    observed_b = train.loc[b[2:]]
+    _check(out[out["unique_id"] == "b"], _expected(observed_b, 15, 12, "MS", 80), 80)
     # the hand computation really used the filled values
     last_a = train.loc[a, "y"].ffill().to_numpy()[-12:]
     np.testing.assert_allclose(out.loc[out["unique_id"] == "a", "seasonal_naive"].to_numpy()[:12], last_a)
@@ -124,3 +128,35 @@ def test_ids_of_mixed_types_are_kept_as_given():
         mixed.assign(unique_id=mixed["unique_id"].map(named)).sort_values(["unique_id", "ds"])["seasonal_naive"],
         as_text.sort_values(["unique_id", "ds"])["seasonal_naive"],
     )
+
+
+def test_baselines_match_statsforecast_fitted_on_the_observed_rows_only():
+    """A series first recorded long after the panel starts: AutoETS and seasonal naive are fitted on its observed
+    rows, exactly as statsforecast fits them when the empty rows are not in the file (a back-filled constant run
+    would change both the fit and the interval)."""
+    from statsforecast import StatsForecast
+    from statsforecast.models import AutoETS, SeasonalNaive
+
+    rng = np.random.default_rng(5)
+    t = np.arange(60)
+    observed = pd.DataFrame(
+        {
+            "unique_id": np.repeat(["late", "full"], [36, 60]),
+            "ds": np.concatenate(
+                [pd.date_range("2012-01-01", periods=36, freq="MS"), pd.date_range("2009-01-01", periods=60, freq="MS")]
+            ),
+            "y": np.concatenate([50 + 2 * t[:36] + rng.normal(0, 3, 36), 100 + 10 * np.sin(t / 1.9) + rng.normal(0, 2, 60)]),
+        }
+    )
+    leading = pd.DataFrame({"unique_id": "late", "ds": pd.date_range("2009-01-01", periods=24, freq="MS"), "y": np.nan})
+    padded = pd.concat([leading, observed], ignore_index=True).sort_values(["unique_id", "ds"], kind="stable")
+    out = run_baselines(padded, 6, "MS", 12, names=("seasonal_naive", "auto_ets"), level=80)
+    engine = StatsForecast(models=[SeasonalNaive(season_length=12), AutoETS(season_length=12)], freq="MS", n_jobs=1)
+    reference = engine.forecast(df=observed, h=6, level=[80])
+    reference = reference.reset_index() if "unique_id" not in reference.columns else reference
+    merged = out.merge(reference, on=["unique_id", "ds"], how="inner", validate="one_to_one")
+    assert len(merged) == 12
+    np.testing.assert_allclose(merged["seasonal_naive"], merged["SeasonalNaive"], rtol=1e-12)
+    np.testing.assert_allclose(merged["auto_ets"], merged["AutoETS"], rtol=1e-9)
+    np.testing.assert_allclose(merged["auto_ets_lo"], merged["AutoETS-lo-80"], rtol=1e-9)
+    np.testing.assert_allclose(merged["auto_ets_hi"], merged["AutoETS-hi-80"], rtol=1e-9)

@@ -356,11 +356,23 @@ def test_a_series_whose_whole_encoder_window_is_missing_is_named_in_a_warning():
     outage = (df["unique_id"] == "S003") & (df["ds"] > ends - pd.DateOffset(months=12))
     df.loc[outage, "y"] = np.nan
     model = fast_model().fit(df[~outage])
+    # An outage at the end of the rows ends the series there: it is forecast from its last observation, said once.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        forecast = model.predict(df=df)
+    messages = [str(w.message) for w in caught]
+    assert any("hold no target in 1 series" in m and "'S003'" in m for m in messages)
+    assert not [w for w in caught if issubclass(w.category, EmptyWindowWarning)]
+    pd.testing.assert_frame_equal(forecast, model.predict(df=df[~outage]))
+    # An outage that a backtest's cutoff falls in leaves that window nothing to read: named in a warning.
+    longer, _ = make_panel(n_series=5, length=60, seed=4, static=False, short_share=0.0, missing_share=0.0)
+    longer = longer[["unique_id", "ds", "y"]].copy()
+    end = longer["ds"].max()
+    cutoff = end - pd.DateOffset(months=6)
+    inside = (longer["unique_id"] == "S003") & (longer["ds"] > cutoff - pd.DateOffset(months=12)) & (longer["ds"] <= cutoff)
+    longer.loc[inside, "y"] = np.nan
     with pytest.warns(EmptyWindowWarning, match=r"1 series have no observed target in the 12 periods.*'S003'"):
-        model.predict(df=df)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", EmptyWindowWarning)
-        model.predict(df=df[~outage])  # the same series with its history up to the outage: no warning
+        backtest(fast_model(), longer, n_windows=1, progress=False)
 
 
 def test_predict_reads_a_future_frame_in_the_history_zone_and_refuses_naive_times_against_it():

@@ -6,6 +6,7 @@ Every function here works on a copy: the caller's DataFrame is never modified.
 from __future__ import annotations
 
 import reprlib
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -198,7 +199,48 @@ def clean_history(
     if not observed.all():
         empty = list(observed.index[~observed.to_numpy()])
         raise ValueError(f"Series {reprlib.repr(empty)} have no observed value of `{columns.target}`.")
+    frame, ended = observed_span(frame, columns)
+    if len(ended):
+        warn_ended_early(ended, columns, argument)
     return frame, tz
+
+
+def observed_span(frame: pd.DataFrame, columns: Columns) -> tuple[pd.DataFrame, pd.Series]:
+    """``frame`` (sorted by series and time) cut to each series' first-to-last observed target, and the last
+    observation of each series that had rows after it.
+
+    Rows before a series' first observed target are no history, and rows after its last one are no history
+    either: a series whose rows run on with empty targets (a wide table melted to long form) has ended there.
+    Every model, baseline, scale and score reads a series only over this span, so a panel's results do not
+    depend on whether its file holds such rows. Returns the cut frame and, for each series cut at its end, the
+    timestamp of its last observed target (the origin it is forecast from).
+    """
+    observed = frame[columns.target].notna().to_numpy()
+    if observed.all():
+        return frame, pd.Series(dtype="datetime64[ns]")
+    codes = pd.factorize(frame[columns.id], sort=False)[0]
+    started = pd.Series(observed).groupby(codes, sort=False).cummax().to_numpy()
+    still_to_come = pd.Series(observed[::-1]).groupby(codes[::-1], sort=False).cummax().to_numpy()[::-1]
+    keep = started & still_to_come
+    if keep.all():
+        return frame, pd.Series(dtype="datetime64[ns]")
+    after = ~still_to_come
+    cut_ids = pd.unique(frame[columns.id].to_numpy()[after])
+    out = frame.loc[keep].reset_index(drop=True)
+    last = out.groupby(columns.id, sort=False, observed=True)[columns.time].max()
+    return out, last[last.index.isin(cut_ids)]
+
+
+def warn_ended_early(ended: pd.Series, columns: Columns, argument: str = "df") -> None:
+    """One warning naming the series whose rows ran on past their last observed target (see :func:`observed_span`)."""
+    examples = ", ".join(f"{uid!r} at {when(stamp)}" for uid, stamp in list(ended.items())[:3])
+    warnings.warn(
+        f"`{argument}`: rows after the last observed `{columns.target}` hold no target in {len(ended)} series (last "
+        f"observations: {examples}{', ...' if len(ended) > 3 else ''}). Each such series ends at its last observation "
+        "and is forecast from there, its forecast dates continuing from that date.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _check_statics(frame: pd.DataFrame, columns: Columns, roles: CovariateRoles) -> None:

@@ -28,7 +28,16 @@ from .executors import executor_for
 from .folds import FoldPlan, check_not_fitted_past, fold_data, guard_fold, series_spans
 from .progress import Progress
 from .result import BacktestResult
-from .scoring import MODEL_NAME, describe_cutoffs, fold_scales, in_zone, scored_forecasts, with_zone
+from .scoring import (
+    MODEL_NAME,
+    describe_cutoffs,
+    fold_scales,
+    in_zone,
+    scored_forecasts,
+    unscored_windows,
+    verdict_coverage,
+    with_zone,
+)
 
 __all__ = ["BacktestResult", "backtest", "fold_data", "guard_fold"]
 
@@ -93,12 +102,15 @@ def backtest(
 def _result(scored, frame, tz, folds, columns, out, settings, seconds, baselines) -> BacktestResult:
     """The backtest's result, its timestamps back in the caller's zone (the work is done on naive timestamps)."""
     forecasts, metrics, quantile_metrics = scored
+    unscored = unscored_windows(metrics, folds)  # on the naive timestamps the folds hold
+    settings["verdict"] = verdict_coverage(metrics, forecasts, frame[columns.id].nunique())
     if tz:
         settings["cutoffs"] = [describe_cutoffs(with_zone(f.cutoffs, tz)) for f in folds]
         forecasts, metrics, quantile_metrics = in_zone(forecasts, metrics, quantile_metrics, tz=tz)
         frame = frame.assign(**{columns.time: with_zone(frame[columns.time], tz)})
     values = out.estimator.state_.network.values
     skipped = [{"unique_id": uid, "fold": fold.index, "reason": why} for fold in folds for uid, why in fold.skipped.items()]
+    skipped += unscored
     return BacktestResult(
         forecasts=forecasts,
         metrics=metrics,
@@ -165,12 +177,25 @@ def occlusion_at_last_fold(fitted, train: pd.DataFrame, future, report) -> dict:
     sample of the last fold's series."""
     report.step("occlusion check of the attention maps and the shares")
     rankings = RANKINGS if fitted.fitted().accountable else ("weight",)
+    train, future = observed_at_cutoff(train, future, fitted)
     results = occlusions(fitted, train, future, max_series=OCCLUSION_SAMPLE, rank_by=rankings)
     maps = results["weight"]
     check = {"ratio": maps.ratio, "most": maps.most_attended, "least": maps.least_attended, "n_series": maps.n_series}
     if "contribution" in results:
         check["share_ratio"] = results["contribution"].ratio
     return check
+
+
+def observed_at_cutoff(train: pd.DataFrame, future: pd.DataFrame | None, fitted) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The fold's rows of the series observed at their cutoff: the occlusion check forecasts each series from the
+    end of what it is given, and a series whose cutoff falls in a gap would be read only up to its last observation."""
+    ids, target = fitted.id_col, fitted.target_col
+    ends = train.drop_duplicates(ids, keep="last").set_index(ids)[target]  # each series' row at its cutoff
+    usable = ends.index[ends.notna().to_numpy()]
+    if len(usable) in (0, len(ends)):
+        return train, future
+    keep = train[ids].isin(usable)
+    return train.loc[keep.to_numpy()], None if future is None else future.loc[future[ids].isin(usable).to_numpy()]
 
 
 def check_backtest_arguments(n_windows, step_size, refit, baselines, season_length=None, n_jobs=1) -> int:

@@ -20,6 +20,24 @@ def _interval_bound(q: float) -> tuple[str, int | float]:
     return ("lo" if q < 0.5 else "hi"), int(width) if width == int(width) else width
 
 
+def observed_history(data: pd.DataFrame) -> pd.DataFrame:
+    """Each series of ``data`` (``unique_id``, ``ds``, ``y``; sorted by time within series) from its first observed
+    target, with every later missing target carried forward from the last observation.
+
+    statsforecast fits complete series only. Rows before a series' first observation are dropped rather than
+    filled: a back-filled run of the first value would be fitted as if observed (a series first recorded decades
+    after the panel starts would get AutoETS fitted on a constant run). A gap inside the series, or at its end when
+    a fold's cutoff falls in one, is carried forward, the rule the model's statistical partners (Theta,
+    Holt-Winters) follow too; so the baselines forecast from the fold's cutoff, as the model does.
+    """
+    observed = data["y"].notna()
+    started = observed.groupby(data["unique_id"], sort=False).cummax().to_numpy()
+    data = data.loc[started]
+    if data["y"].isna().any():
+        data = data.assign(y=data.groupby("unique_id", sort=False)["y"].ffill())
+    return data
+
+
 def run_baselines(
     train: pd.DataFrame,
     horizon: int,
@@ -35,8 +53,9 @@ def run_baselines(
 ) -> pd.DataFrame:
     """Forecast every series of ``train`` with the named baselines.
 
-    statsforecast needs complete series, so missing targets are filled forward (then
-    backward) per series for the baselines only. Returns ``id_col``, ``ds`` and one
+    Each series is read from its first observed target on (:func:`observed_history`): no value is invented
+    before it, and a missing target after it carries the last observation forward, as the model's partners read
+    it. Returns ``id_col``, ``ds`` and one
     column per baseline, plus ``<name>_lo`` / ``<name>_hi`` for a ``level``% interval and
     ``<name>_q10``-style columns for each of ``quantiles`` (from the central interval whose
     bound it is: q = 0.1 is the lower bound of the 80% interval; 0.5 is the point forecast).
@@ -57,8 +76,7 @@ def run_baselines(
     # statsforecast sorts the ids: integer codes stand in for them, so ids of mixed types (1, "b", 2.5) work too.
     codes, ids = pd.factorize(data["unique_id"], sort=False)
     data = data.assign(unique_id=codes)
-    data = data.assign(y=data.groupby("unique_id", sort=False)["y"].ffill())
-    data = data.assign(y=data.groupby("unique_id", sort=False)["y"].bfill())
+    data = observed_history(data)
     bounds = {float(q): _interval_bound(float(q)) for q in quantiles if float(q) != 0.5}
     levels = sorted({lv for _, lv in bounds.values()} | ({level} if level else set()))
     engine = StatsForecast(models=[makers[n]() for n in names], freq=freq, n_jobs=n_jobs)

@@ -197,6 +197,18 @@ def _attention_section(result, picks: dict, last, folder: Path, images: list) ->
     )
 
 
+def verdict_line(verdict: dict | None, skipped: pd.DataFrame) -> str:
+    """What the verdict rests on, in one sentence: series, forecast points and windows scored, and what was left out."""
+    left_out = f"{len(skipped)} series-fold windows left out, each listed with its reason in skipped.csv"
+    if verdict is None:
+        return f"The verdict leaves out {left_out}." if len(skipped) else "Every series-fold window is scored."
+    return (
+        f"The verdict covers {verdict['series']:,} of {verdict['series_total']:,} series and {verdict['points']:,} of "
+        f"{verdict['points_total']:,} forecast points ({verdict['windows']:,} of {verdict['windows_total']:,} "
+        f"series-fold windows); " + (left_out if len(skipped) else "nothing is left out") + "."
+    )
+
+
 def _settings_lines(result) -> list[str]:
     s = result.settings
     params = s["model_params"]
@@ -206,6 +218,9 @@ def _settings_lines(result) -> list[str]:
         f"- folds: {s['n_windows']} origins, {s['step_size']} periods apart, horizon {s['horizon']}, "
         f"{s['window']} window, refit={s['refit']}; cutoffs: {', '.join(s['cutoffs'])}",
         f"- series skipped in some fold: {result.skipped['unique_id'].nunique()} (see skipped.csv)",
+        "- missing targets: each series is read from its first to its last observed target; a gap inside it is "
+        "masked for the network, carried forward from the last observation for the statistical fits (the baselines "
+        "and the model's partners), and not scored",
         "- model: seq2seq; its settings, as fitted, are listed under *Model settings*",
         f"- seed (random_state): {params.get('random_state')}",
         _blend_line(s["blend_weights"], [n for n in s["blend_weights"] if params.get(n) is None]),
@@ -384,6 +399,7 @@ def _calibration_by_fold(result) -> list[str]:
 
 def _markdown(result, summary, by_step, attention_md, images, notes, reference, title) -> str:
     parts = [f"# {plain_text(title) if title else 'Backtest report'}", "", headline(summary, result.settings), ""]
+    parts += [verdict_line(result.settings.get("verdict"), result.skipped), ""]
     parts += [*_settings_lines(result), "", "## Summary", "", markdown_table(readable_summary(summary)), ""]
     coverage = summary["coverage"].get(MODEL) if "coverage" in summary else None
     warning = coverage_warning(coverage, result.settings["model_params"].get("quantiles"))

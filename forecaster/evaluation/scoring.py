@@ -135,3 +135,57 @@ def describe_cutoffs(cutoffs: pd.Series) -> str:
     """A fold's cutoffs in a few words: the date, or the first and last where series differ."""
     low, high = cutoffs.min(), cutoffs.max()
     return str(low.date() if low == low.normalize() else low) + ("" if low == high else f" .. {high}")
+
+
+def unscored_windows(metrics: pd.DataFrame, folds: list[Fold]) -> list[dict]:
+    """Every window (series, fold) that a fold forecast but whose model MASE the verdict cannot count, with the reason.
+
+    A window goes unscored when its horizon holds no observed target, or when its MASE scale is zero or undefined
+    (a history that never changes at the seasonal lag, or without an observed pair); rows as ``skipped.csv`` lists
+    them (``unique_id``, ``fold``, ``reason``), beside the series each fold skipped before forecasting.
+    """
+    own = metrics[(metrics["model"] == MODEL_NAME) & ~np.isfinite(metrics["mase"].to_numpy(dtype=float))]
+    if own.empty:
+        return []
+    index = pd.concat(
+        [pd.DataFrame({"unique_id": f.cutoffs.index, "cutoff": f.cutoffs.to_numpy(), "fold": f.index}) for f in folds]
+    )
+    own = own.merge(index, on=["unique_id", "cutoff"], how="left")
+    no_actual = ~np.isfinite(own["abs_error"].to_numpy(dtype=float))
+    zero = own["scale"].to_numpy(dtype=float) == 0
+    reasons = np.where(
+        no_actual,
+        "no observed target in the fold's horizon",
+        np.where(
+            zero,
+            "MASE undefined: the history up to the cutoff never changes at the seasonal lag (zero scale); "
+            "in WQL and coverage only",
+            "MASE undefined: no pair of observed targets to scale by; in WQL and coverage only",
+        ),
+    )
+    cut = [describe_cutoffs(pd.Series([c])) for c in own["cutoff"]]
+    return [
+        {"unique_id": uid, "fold": int(fold), "reason": f"{why} (cutoff {c})"}
+        for uid, fold, why, c in zip(own["unique_id"], own["fold"], reasons, cut, strict=True)
+    ]
+
+
+def verdict_coverage(metrics: pd.DataFrame, forecasts: pd.DataFrame, n_series: int) -> dict:
+    """How much of the panel the verdict's MASE rests on: series, windows and forecast points scored, of all.
+
+    ``n_series``: the series in the panel; a window counts when its model MASE is defined, a point when it lies in
+    such a window and has an observed target.
+    """
+    own = metrics[metrics["model"] == MODEL_NAME]
+    scored = own[np.isfinite(own["mase"].to_numpy(dtype=float))]
+    keys = scored[["unique_id", "cutoff"]].assign(counted=True)
+    points = forecasts[["unique_id", "cutoff", "y"]].merge(keys, on=["unique_id", "cutoff"], how="left")
+    observed = points["y"].notna().to_numpy()
+    return {
+        "series": int(scored["unique_id"].nunique()),
+        "series_total": int(n_series),
+        "windows": len(scored),
+        "windows_total": len(own),
+        "points": int((observed & points["counted"].eq(True).to_numpy()).sum()),
+        "points_total": len(forecasts),
+    }

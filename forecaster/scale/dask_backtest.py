@@ -37,7 +37,7 @@ from ..evaluation.executors import FoldForecasts, forecast_fold
 from ..evaluation.folds import FoldPlan, check_not_fitted_past, series_spans
 from ..evaluation.progress import Progress
 from ..evaluation.result import BacktestResult
-from ..evaluation.scoring import describe_cutoffs, fold_scales, in_zone, scored_forecasts, with_zone
+from ..evaluation.scoring import describe_cutoffs, fold_scales, in_zone, scored_forecasts, unscored_windows, with_zone
 from .dask_fit import by_whole_series, fit_whole_series, head_rows
 from .dask_frames import shipped
 from .window_stream import flat_partition
@@ -91,7 +91,8 @@ def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) 
     frame, tz = _clean_with_zone(part, plan)
     out, baseline_frames, scales, skipped = FoldForecasts(), [], [], []
     seconds = {"predict": 0.0}
-    for fold in plan.folds_of(frame):
+    folds = plan.folds_of(frame)
+    for fold in folds:
         skipped += [{"unique_id": uid, "fold": fold.index, "reason": why} for uid, why in fold.skipped.items()]
         if fold.cutoffs.empty:
             continue
@@ -107,6 +108,7 @@ def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) 
         return PartitionScores(None, None, None, skipped, seconds)
     scored = scored_forecasts(out.predictions, baseline_frames, scales, frame, plan.columns, template.quantiles, plan.baselines)
     forecasts, metrics, quantiles = scored
+    skipped += unscored_windows(metrics, folds)
     pooled = quantiles.groupby(["model", "level"], sort=False)[QUANTILE_SUMS].sum().reset_index()
     if tz:  # the caller's zone, as the in-process backtest and ``predict`` give it back
         forecasts, metrics = in_zone(forecasts, metrics, tz=tz)

@@ -1,0 +1,126 @@
+"""Every series is read from its first to its last observed target, and every window the verdict leaves out is listed.
+
+A file's empty leading or trailing rows (a series recorded late, a wide table melted to long form) must not change
+a forecast, a baseline or a score; a series that ends early is forecast from its own last observation, with a
+warning naming it; a backtest window that cannot be scored is in ``skipped`` with its reason.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model
+
+from forecaster import backtest
+from forecaster.datasets import make_panel
+
+
+def _panel() -> pd.DataFrame:
+    df, _ = make_panel(n_series=6, length=48, seed=3, short_share=0.0, missing_share=0.0)
+    return df[["unique_id", "ds", "y"]]
+
+
+def _with_empty_rows(df: pd.DataFrame, late: str, early: str, lead: int = 18, trail: int = 5) -> pd.DataFrame:
+    """``df`` with ``lead`` empty rows before series ``late`` and ``trail`` after series ``early``'s last row."""
+    spans = df.groupby("unique_id")["ds"].agg(["min", "max"])
+    before = pd.date_range(end=spans.loc[late, "min"], periods=lead + 1, freq="MS")[:-1]
+    after = pd.date_range(start=spans.loc[early, "max"], periods=trail + 1, freq="MS")[1:]
+    empty = pd.concat(
+        [pd.DataFrame({"unique_id": late, "ds": before}), pd.DataFrame({"unique_id": early, "ds": after})], ignore_index=True
+    ).assign(y=np.nan)
+    return pd.concat([df, empty], ignore_index=True).sample(frac=1.0, random_state=0)  # any row order
+
+
+def _ended_early(df: pd.DataFrame, uid: str, periods: int) -> pd.DataFrame:
+    """``df`` with series ``uid``'s last ``periods`` targets emptied (its rows still run to the end)."""
+    out = df.copy()
+    rows = out.index[out["unique_id"] == uid][-periods:]
+    out.loc[rows, "y"] = np.nan
+    return out
+
+
+def test_empty_leading_and_trailing_rows_change_no_forecast_and_no_score():
+    df = _panel()
+    ids = sorted(df["unique_id"].unique())
+    padded = _with_empty_rows(df, late=ids[0], early=ids[1])
+    before = padded.copy()
+    kwargs = dict(n_windows=2, progress=False)
+    clean = backtest(fast_model(), df, **kwargs)
+    with pytest.warns(UserWarning, match=repr(ids[1])):
+        noisy = backtest(fast_model(), padded, **kwargs)
+    pd.testing.assert_frame_equal(padded, before)  # the caller's frame is not touched
+    keys = ["unique_id", "cutoff", "model"]
+    a = clean.metrics.sort_values(keys).reset_index(drop=True)
+    b = noisy.metrics.sort_values(keys).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a[keys], b[keys])
+    baselines = a["model"] != "seq2seq"
+    np.testing.assert_array_equal(a.loc[baselines, "mase"], b.loc[baselines, "mase"])  # baselines exactly
+    np.testing.assert_allclose(a["mase"], b["mase"], rtol=1e-2)  # the model within 1%
+    pd.testing.assert_frame_equal(clean.skipped, noisy.skipped)
+
+
+def test_a_series_that_ends_early_is_scored_from_its_own_cutoffs_not_left_out():
+    df = _panel()
+    uid = sorted(df["unique_id"].unique())[2]
+    gone = _ended_early(df, uid, periods=8)
+    own_end = gone.loc[(gone["unique_id"] == uid) & gone["y"].notna(), "ds"].max()
+    with pytest.warns(UserWarning, match="rows after the last observed `y` hold no target in 1 series"):
+        result = backtest(fast_model(), gone, n_windows=2, progress=False)
+    scored = result.metrics[(result.metrics["unique_id"] == uid) & (result.metrics["model"] == "seq2seq")]
+    assert len(scored) == 2 and np.isfinite(scored["mase"]).all()
+    assert scored["cutoff"].max() == own_end - pd.DateOffset(months=6)
+    assert result.settings["verdict"]["series"] == df["unique_id"].nunique()
+
+
+def test_fit_and_predict_forecast_a_series_that_ends_early_from_its_last_observation():
+    df = _panel()
+    uid = sorted(df["unique_id"].unique())[1]
+    gone = _ended_early(df, uid, periods=4)
+    own_end = gone.loc[(gone["unique_id"] == uid) & gone["y"].notna(), "ds"].max()
+    model = fast_model()
+    with pytest.warns(UserWarning, match=rf"'{uid}' at {own_end.date()}"):
+        model.fit(gone)
+    forecast = model.predict()
+    dates = forecast.loc[forecast["unique_id"] == uid, "ds"]
+    assert dates.min() == own_end + pd.DateOffset(months=1)
+    assert len(dates) == 6 and forecast["y_hat"].notna().all()
+    with warnings.catch_warnings():  # a panel whose series all end at their last row says nothing
+        warnings.simplefilter("error")
+        fast_model().fit(df)
+
+
+def test_windows_the_verdict_cannot_score_are_listed_with_their_reason():
+    df = _panel()
+    ids = sorted(df["unique_id"].unique())
+    out = df.copy()
+    flat = out["unique_id"] == ids[0]
+    out.loc[flat, "y"] = 7.0  # a constant history: zero MASE scale in every fold
+    gap = out.index[out["unique_id"] == ids[1]][-6:]
+    out.loc[gap[:-1], "y"] = np.nan  # the last fold's horizon of this series: one observed target, its last
+    out.loc[out.index[out["unique_id"] == ids[1]][-12:-6], "y"] = np.nan  # the first fold's horizon: none observed
+    result = backtest(fast_model(), out, n_windows=2, progress=False)
+    reasons = result.skipped.set_index(["unique_id", "fold"])["reason"]
+    assert reasons.loc[(ids[0], 0)].startswith("MASE undefined: the history up to the cutoff never changes")
+    assert reasons.loc[(ids[0], 1)].startswith("MASE undefined")
+    assert reasons.loc[(ids[1], 0)].startswith("no observed target in the fold's horizon")
+    assert (ids[1], 1) not in reasons.index  # one observed target is scored
+    verdict = result.settings["verdict"]
+    assert verdict["series"] == len(ids) - 1 and verdict["windows"] == verdict["windows_total"] - 3
+    assert verdict["points"] == 6 * (len(ids) - 2) * 2 + 1
+
+
+def test_the_report_opens_with_what_the_verdict_covers(tmp_path):
+    df = _panel()
+    out = df.copy()
+    out.loc[out["unique_id"] == sorted(df["unique_id"].unique())[0], "y"] = 3.0
+    result = backtest(fast_model(), out, n_windows=2, progress=False)
+    result.to_report(tmp_path)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    head = "\n".join(text.splitlines()[:6])
+    assert "The verdict covers 5 of 6 series and 60 of 72 forecast points (10 of 12 series-fold windows)" in head
+    assert "2 series-fold windows left out, each listed with its reason in skipped.csv" in head
+    skipped = pd.read_csv(tmp_path / "skipped.csv")
+    assert len(skipped) == 2 and skipped["reason"].str.startswith("MASE undefined").all()
