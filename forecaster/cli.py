@@ -101,14 +101,13 @@ def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]], id_dt
         if name != model_name and model_name in frame.columns:
             raise UsageError(f"{option} {path!r} has both {name!r} ({flag}) and the model's column {model_name!r}.")
     frame = frame.rename(columns={name: model_name for name, model_name in names.values()})
-    time = names["--time-col"][1]
-    if not pd.api.types.is_numeric_dtype(frame[time]):  # numbers are refused by validation, never read as nanoseconds
-        from .evaluation.studies import SpecError, parse_dates
+    own, time = names["--time-col"]
+    from .evaluation.studies import SpecError, parse_dates
 
-        try:
-            frame[time] = parse_dates(frame[time], date_format, f"{option} {path!r} column {time!r}", "--date-format")
-        except SpecError as error:
-            raise UsageError(str(error)) from None
+    try:  # numbers too: with --date-format they are read as its digits (1990 as %Y), without it refused by name
+        frame[time] = parse_dates(frame[time], date_format, f"{option} {path!r} column {own!r}", "--date-format")
+    except SpecError as error:
+        raise UsageError(str(error)) from None
     return frame
 
 

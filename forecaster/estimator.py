@@ -8,6 +8,7 @@ fitted state (``model.state``) and hands every forecast to the inference core
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -17,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .data.features import FeatureSpec, fit_features
 from .data.frequency import infer_offset, normalise_freq
-from .data.panel import Panel, refuse_short
+from .data.panel import Panel, padding_expected, refuse_short
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .engines import engine, is_dask_frame
@@ -38,7 +39,7 @@ from .model.params import (
     resolve_units,
     training_quantiles,
 )
-from .model.prior import adapted_weights, auto_prior, frame_windows, learning_rate_scales, prior_for
+from .model.prior import Prior, adapted_weights, auto_prior, frame_windows, learning_rate_scales, prior_for
 from .model.state import FittedState
 from .model.training import TrainResult
 from .model.warm_start import extend_features, extend_spec, warm_start_state, widen_static_inputs
@@ -120,7 +121,9 @@ class Seq2SeqForecaster(BaseEstimator):
             a quarter of the steps, the held-out windows scored from step 0, so the prior itself may win; covariates
             it never saw start with zero weights and learn at the full rate. ``input_size`` None takes the prior's;
             the architecture parameters must be the prior's. With ``max_steps=0`` the fit keeps the prior as it is
-            (no training, no calibration: :meth:`from_pretrained`). ``init_`` says how the last fit started.
+            (no training, no calibration: :meth:`from_pretrained`). ``init_`` says how the last fit started
+            (``"pretrained"``, ``"scratch"`` or ``"warm start"``); model files record it, so a loaded model reports it
+            too (None for files written before they recorded it).
         fill_gaps: accept missing periods and mask them instead of raising.
         id_col, time_col, target_col: column names of the long frame.
         n_models: ensemble members (seeds ``random_state + k``); forecasts are their median (mean for observations).
@@ -254,6 +257,7 @@ class Seq2SeqForecaster(BaseEstimator):
         forecast refuses parameters changed since (``predict``) and never reuses a pass of an earlier fit.
         """
         self.state_, self.network_, self.device_, self.train_results_ = state, network, device, results
+        self.init_ = state.init  # how the weights were started; a loaded model reports it as its file recorded it
         self._fitted_params, self._cache = copy.deepcopy(self.get_params()), None
         return self
 
@@ -298,10 +302,13 @@ class Seq2SeqForecaster(BaseEstimator):
         units = resolve_units(self.get_params(), offset)
         season = units["season_length"]
         quantiles = training_quantiles(self.quantiles)
-        prior = self._prior(frame, columns, roles, offset, units, n_windows)
+        prior, not_prior = self._prior(frame, columns, roles, offset, units, n_windows)
         if prior is not None:
             units["input_size"], quantiles = prior.input_size, prior.quantiles
-        previous = warm_start_state(self, roles, offset.freqstr, quantiles, units) if self.warm_start else None
+        instead = "fitting from scratch" if prior is None else f"fitting from the {prior.family} prior (init={self.init!r})"
+        previous = warm_start_state(self, roles, offset.freqstr, quantiles, units, instead) if self.warm_start else None
+        if not_prior is not None and not (self.warm_start and hasattr(self, "network_")):  # else warm_start_state said why
+            warnings.warn(not_prior, UserWarning, stacklevel=3)
         if previous is not None:
             prior = None  # a warm start continues from its own weights
             if features is None:
@@ -310,7 +317,8 @@ class Seq2SeqForecaster(BaseEstimator):
                 features = extend_spec(previous.features, features)
         elif features is None:
             features = fit_features(frame, columns.id, roles)
-        panel = model_panel(frame, columns, roles, features, offset, self.horizon, units, fill_gaps=self.fill_gaps)
+        with padding_expected(prior is not None):
+            panel = model_panel(frame, columns, roles, features, offset, self.horizon, units, fill_gaps=self.fill_gaps)
         if self.max_steps != 0:  # a model that does not train needs no training window
             refuse_short(panel.ids, panel.length, self.horizon)
         config = network_config(panel, roles, features, quantiles, units["input_size"], self.get_params())
@@ -347,20 +355,23 @@ class Seq2SeqForecaster(BaseEstimator):
         # fit never leaves a half-updated estimator behind.
         warm_starts = previous.warm_starts + 1 if previous is not None else 0
         state = self._new_state(frame, tz, panel, features, quantiles, config, len(results), offset, units, warm_starts)
-        self.init_ = "pretrained" if prior is not None else "warm start" if previous is not None else "scratch"
+        state = replace(state, init="pretrained" if prior is not None else "warm start" if previous is not None else "scratch")
         state = state if job is None else calibrated(network, state, panel, job.holdout, self.get_params(), device)
         state = with_blend_recorded(state, self.get_params())
         self.set_fitted(state, network, device, results)
         return panel
 
-    def _prior(self, frame: pd.DataFrame, columns: Columns, roles: CovariateRoles, offset, units: dict, n_windows):
-        """The prior a fit starts from (``init``: always with "pretrained", on small panels with "auto"), or None."""
+    def _prior(
+        self, frame: pd.DataFrame, columns: Columns, roles: CovariateRoles, offset, units: dict, n_windows
+    ) -> tuple[Prior | None, str | None]:
+        """The prior a fit starts from (``init``: always with "pretrained", on small panels with "auto"), or None;
+        and, where ``init="auto"`` could have started from the prior but does not, the warning that says why."""
         if self.init == "pretrained":
-            return prior_for(offset, self.get_params(), {**units, "input_size": self.input_size})
+            return prior_for(offset, self.get_params(), {**units, "input_size": self.input_size}), None
         if self.init == "auto":
             rows = n_windows if n_windows is not None else frame_windows(frame, columns, self.horizon)
             return auto_prior(offset, self.get_params(), {**units, "input_size": self.input_size}, roles, rows)
-        return None
+        return None, None
 
     def _new_state(self, frame, tz, panel, features, quantiles, config, n_members, offset, units, warm_starts) -> FittedState:
         """The fitted state of a fit on ``frame`` (before calibration), with the history tail ``predict`` reads."""

@@ -11,7 +11,7 @@ from forecaster.datasets import make_panel
 
 matplotlib.use("Agg")
 
-FAST = dict(hidden_size=16, max_steps=20, batch_size=32, progress=False, random_state=0)
+FAST = dict(hidden_size=16, max_steps=20, batch_size=32, init="scratch", progress=False, random_state=0)
 
 
 def fast_model(**overrides) -> Seq2SeqForecaster:

@@ -182,9 +182,13 @@ def test_explain_reads_a_csv_with_its_own_column_names(tmp_path, panel, saved_mo
 
 def test_explain_refuses_integer_years_instead_of_reading_nanoseconds(tmp_path, panel, saved_model, capsys):
     df, _ = panel
-    df.assign(ds=df.groupby("unique_id").cumcount() + 1990).to_csv(tmp_path / "years.csv", index=False)
-    err = _fails(capsys, "explain", str(saved_model), "--data", str(tmp_path / "years.csv"), "--out", str(tmp_path / "p"))
-    assert err.startswith("forecaster explain: error: ") and "holds numbers" in err and "format='%Y'" in err
+    years = df.assign(ds=df.groupby("unique_id").cumcount() + 1990).rename(columns={"ds": "year"})
+    years.to_csv(tmp_path / "years.csv", index=False)
+    argv = ["explain", str(saved_model), "--data", str(tmp_path / "years.csv"), "--time-col", "year"]
+    err = _fails(capsys, *argv, "--out", str(tmp_path / "p"))
+    assert "column 'year' holds numbers" in err  # the file's own column, not the model's `ds`
+    assert err.startswith("forecaster explain: error: ") and "holds numbers" in err and '--date-format "%Y"' in err
+    assert "pd.to_datetime" not in err
 
 
 def test_explain_reads_dates_one_way_only_as_a_spec_does(tmp_path, panel, saved_model, capsys):

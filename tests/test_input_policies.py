@@ -105,7 +105,9 @@ def test_a_study_csv_with_integer_years_is_refused_not_read_as_nanoseconds(tmp_p
     years = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 30), "ds": np.tile(np.arange(1990, 2020), 2), "y": np.arange(60.0)})
     years.to_csv(tmp_path / "years.csv", index=False)
     (tmp_path / "study.toml").write_text('[data]\npath = "years.csv"\nhorizon = 4\n[backtest]\nn_windows = 1\n')
-    with pytest.raises(TypeError, match="holds numbers"):
+    from forecaster.evaluation.studies import SpecError
+
+    with pytest.raises(SpecError, match=r"`time_col` 'ds' holds numbers .* date_format = \"%Y\""):
         run_study(tmp_path / "study.toml", progress=False)
 
 

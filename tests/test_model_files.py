@@ -509,3 +509,51 @@ def test_a_file_with_weights_its_version_accepted_still_loads_and_forecasts(tmp_
     assert model.predict()["y_hat"].notna().all()
     with pytest.raises(ValueError, match="sum to at most 1"):  # a new fit counts the unset weight at today's default
         Seq2SeqForecaster(horizon=6, theta_weight=0.8, progress=False).fit(make_panel(n_series=3, length=40, seed=0)[0])
+
+
+@pytest.mark.parametrize("race", ["another save holds the folder aside", "another save puts its model in"])
+def test_saves_racing_on_one_folder_succeed_and_leave_one_whole_model(fitted, other, tmp_path, monkeypatch, race):
+    """Three processes saving one folder at once raised a raw OSError a few times in 450 saves: another save had set the
+    folder aside (FileNotFoundError) or put its own model in place (Directory not empty) between this one's renames."""
+    folder = tmp_path / "model"
+    fitted.save(folder)
+    original, calls = store.rename, []
+
+    def raced(source, target):
+        calls.append(1)
+        if len(calls) == 1 and race == "another save holds the folder aside":  # between that save's two renames
+            os.rename(folder, tmp_path / "held_by_another_save")
+        if len(calls) == 2 and race == "another save puts its model in":  # after this save set the old one aside
+            monkeypatch.setattr(store, "rename", original)
+            fitted.save(folder)
+            monkeypatch.setattr(store, "rename", raced)
+        original(source, target)
+
+    monkeypatch.setattr(store, "rename", raced)
+    other.save(folder)
+    monkeypatch.undo()
+    assert_same_forecasts(other, Seq2SeqForecaster.load(folder))  # this save, the last one, is the model there
+    assert leftovers(tmp_path) == []
+
+
+def test_a_weights_file_holding_code_is_refused_without_advice_to_load_it_anyway(fitted, tmp_path):
+    """torch's message was passed on: ANSI codes, and advice to load with weights_only=False or add_safe_globals."""
+    import io
+
+    import torch
+
+    class Payload:
+        def __reduce__(self):
+            return (print, ("ran",))
+
+    folder = tmp_path / "model"
+    fitted.save(folder)
+    buffer = io.BytesIO()
+    torch.save({"members.0.x": Payload()}, buffer)
+    (folder / "weights.pt").write_bytes(buffer.getvalue())
+    resign(folder)
+    with pytest.raises(ModelFileError, match=r"`weights.pt` holds objects other than tensors \(.*print") as error:
+        Seq2SeqForecaster.load(folder)
+    message = str(error.value)
+    assert "weights_only" not in message and "safe_globals" not in message and "\x1b" not in message
+    assert "never runs code from a model file" in message

@@ -457,7 +457,7 @@ def test_auto_starts_small_panels_without_covariates_from_the_prior_and_everythi
     assert Seq2SeqForecaster(horizon=4, max_steps=5, hidden_size=16, progress=False).fit(small).init_ == "scratch"
     # No linear skip: the prior has one, so its weights do not fit; from scratch (auto) or refused by name (pretrained).
     assert Seq2SeqForecaster(horizon=4, max_steps=5, linear_skip=False, progress=False).fit(small).init_ == "scratch"
-    with pytest.raises(PriorUnavailableError, match="linear_skip=None; got False"):
+    with pytest.raises(PriorUnavailableError, match="linear_skip=True; got False"):
         Seq2SeqForecaster(horizon=4, init="pretrained", linear_skip=False, progress=False).fit(small)
     flagged = small.assign(promo=(np.arange(len(small)) % 5 == 0).astype(float))
     model = Seq2SeqForecaster(horizon=4, max_steps=5, future_covariates=["promo"], progress=False).fit(flagged)

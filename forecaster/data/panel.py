@@ -9,8 +9,10 @@ the grid period ``end_i - (last_col - c)``.
 
 from __future__ import annotations
 
+import contextlib
 import reprlib
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -296,6 +298,20 @@ def refuse_short(ids: np.ndarray, length: np.ndarray, horizon: int) -> None:
             f"Series {np.asarray(ids)[short][:5].tolist()} are shorter than one horizon ({horizon} periods); "
             "drop them or lower `horizon`."
         )
+
+
+# The warning for series shorter than the encoder window, as a filter matches it.
+SHORT_HISTORY_MESSAGE = ".*less history than input_size.*"
+
+
+@contextlib.contextmanager
+def padding_expected(expected: bool = True) -> Iterator[None]:
+    """Silence the short-history warning where padded windows are expected: the window is a prior's (trained on
+    padded windows, and not the user's to change) or a pretraining corpus pads short series on purpose."""
+    with warnings.catch_warnings():
+        if expected:
+            warnings.filterwarnings("ignore", message=SHORT_HISTORY_MESSAGE)
+        yield
 
 
 def _warn_short(uniques, length: np.ndarray, input_size: int) -> None:

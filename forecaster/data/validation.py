@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .dates import AmbiguousDatesError, UnreadableDatesError, read_text_dates
 from .roles import CovariateRoles, LeakageError
 
 
@@ -86,12 +87,7 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
                 f"periods numbered from 1: pd.Timestamp('2000-01-01') + pd.to_timedelta(df['{column}'] - 1, unit='D') "
                 "with freq='D' and an explicit season_length."
             )
-        try:
-            values = pd.to_datetime(values)
-        except (ValueError, TypeError) as error:
-            raise ColumnTypeError(
-                f"Column `{column}` could not be parsed as timestamps ({error}); convert it with pd.to_datetime."
-            ) from error
+        values = _text_times(values, column)
     if values.isna().any():
         raise ValueError(f"Column `{column}` holds missing timestamps (NaT) at {int(values.isna().sum())} row(s).")
     tz = getattr(values.dt, "tz", None)
@@ -104,6 +100,27 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
     mode = tz_token.split(":", 1)[0] if tz_token else ("wall" if one_time else "utc")
     naive = local if mode == "wall" else values.dt.tz_convert("UTC").dt.tz_localize(None)
     return naive.astype("datetime64[ns]"), f"{mode}:{tz}"
+
+
+def _text_times(values: pd.Series, column: str) -> pd.Series:
+    """A column of text (or timestamp objects) as timestamps, read one way only (``dates.read_text_dates``).
+
+    Raises:
+        ColumnTypeError: the text reads differently day first and month first, or does not parse; naming the column.
+    """
+    try:
+        return read_text_dates(values)
+    except AmbiguousDatesError as error:
+        raise ColumnTypeError(
+            f"Column `{column}` holds dates such as {error.example!r} that read differently day first and month first. "
+            f"Parse it with its format before passing it: df['{column}'] = pd.to_datetime(df['{column}'], "
+            "format='%d/%m/%Y') for day first, or format='%m/%d/%Y' for month first (with your separator)."
+        ) from None
+    except UnreadableDatesError as error:
+        raise ColumnTypeError(
+            f"Column `{column}` could not be parsed as timestamps ({error}; e.g. {error.example!r}); convert it with "
+            f"pd.to_datetime(df['{column}'], format=...)."
+        ) from None
 
 
 def restore_zone(times: pd.DatetimeIndex, tz_token: str | None) -> pd.DatetimeIndex:

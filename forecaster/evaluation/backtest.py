@@ -22,7 +22,7 @@ from ..engines import active_client, engine, is_dask_frame
 from ..estimator import Seq2SeqForecaster
 from ..model.faithfulness import RANKINGS, occlusions
 from ..model.outputs import attention_frame
-from ..model.params import MAX_STEPS, check_params
+from ..model.params import check_arguments, check_params
 from .baselines import BASELINES, fold_baselines
 from .executors import executor_for
 from .folds import FoldPlan, check_not_fitted_past, fold_data, guard_fold, series_spans
@@ -168,8 +168,10 @@ def backtest_settings(model, fitted, folds: list, plan: FoldPlan, refit, window:
     }
 
 
-# Series in the sample of the last fold on which a backtest checks that attention is faithful.
+# Series in the sample of the last fold on which a backtest checks that attention is faithful, and the points occluded
+# in each (at most half the window).
 OCCLUSION_SAMPLE = 50
+OCCLUSION_POINTS = 3
 
 
 def occlusion_at_last_fold(fitted, train: pd.DataFrame, future, report) -> dict:
@@ -178,7 +180,10 @@ def occlusion_at_last_fold(fitted, train: pd.DataFrame, future, report) -> dict:
     report.step("occlusion check of the attention maps and the shares")
     rankings = RANKINGS if fitted.fitted().accountable else ("weight",)
     train, future = observed_at_cutoff(train, future, fitted)
-    results = occlusions(fitted, train, future, max_series=OCCLUSION_SAMPLE, rank_by=rankings)
+    n_points = min(OCCLUSION_POINTS, fitted.input_size_ // 2)  # the most and the least attended points never overlap
+    if n_points < 1:  # a window of one period: nothing to compare
+        return {"ratio": float("nan"), "most": float("nan"), "least": float("nan"), "n_series": 0}
+    results = occlusions(fitted, train, future, n_points, max_series=OCCLUSION_SAMPLE, rank_by=rankings)
     maps = results["weight"]
     check = {"ratio": maps.ratio, "most": maps.most_attended, "least": maps.least_attended, "n_series": maps.n_series}
     if "contribution" in results:
@@ -204,14 +209,7 @@ def check_backtest_arguments(n_windows, step_size, refit, baselines, season_leng
     ``season_length`` (None or a positive integer) and ``n_jobs`` (a positive integer) are checked as the
     estimator checks its own: a flag, a fraction, zero or a word is refused, never read as something else.
     """
-    checked = (("n_windows", n_windows, False), ("step_size", step_size, True), ("season_length", season_length, True))
-    for name, value, optional in (*checked, ("n_jobs", n_jobs, False)):
-        if optional and value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= MAX_STEPS:
-            raise ValueError(
-                f"`{name}` must be a positive integer up to {MAX_STEPS:,}{' or None' if optional else ''}; got {value!r}."
-            )
+    check_arguments(n_windows=n_windows, step_size=step_size, season_length=season_length, n_jobs=n_jobs)
     if isinstance(baselines, str) or not all(isinstance(b, str) for b in baselines):
         raise ValueError(f"`baselines` must be a tuple of names such as ('seasonal_naive', 'auto_ets'); got {baselines!r}.")
     unknown = [b for b in baselines if b not in BASELINES]

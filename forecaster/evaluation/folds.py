@@ -77,6 +77,8 @@ def rolling_origins(
     if n_windows < 1 or step_size < 1:
         raise ValueError(f"`n_windows` and `step_size` must be positive; got {n_windows} and {step_size}.")
     furthest = horizon + (n_windows - 1) * step_size
+    if not empty_ok:  # before any date is placed that far back (a thousand years before yearly data would overflow)
+        check_windows_fit(longest_span(ends, starts, offset), horizon, n_windows, step_size, min_train, why)
     grid = pd.date_range(starts.min() - furthest * offset, ends.max(), freq=offset)
     start_pos = grid.get_indexer(pd.DatetimeIndex(starts.to_numpy()))
     end_pos = grid.get_indexer(pd.DatetimeIndex(ends.to_numpy()))
@@ -105,6 +107,38 @@ def rolling_origins(
             history_starts = pd.Series(grid[np.maximum(cut_pos - span, 0)], index=ends.index)[~short]
         folds.append(Fold(k, cutoffs[~short], horizon_ends[~short], skipped, history_starts))
     return folds
+
+
+def longest_span(ends: pd.Series, starts: pd.Series, offset: pd.DateOffset) -> int:
+    """Periods of the longest series, from its first observed target to its end."""
+    grid = pd.date_range(starts.min(), ends.max(), freq=offset)
+    start_pos = grid.get_indexer(pd.DatetimeIndex(starts.to_numpy()))
+    end_pos = grid.get_indexer(pd.DatetimeIndex(ends.to_numpy()))
+    return int((end_pos - start_pos).max()) + 1
+
+
+def windows_that_fit(longest: int, horizon: int, step_size: int, min_train: int) -> int:
+    """How many rolling origins ``step_size`` apart leave the longest series ``min_train`` periods up to the first."""
+    room = longest - horizon - min_train
+    return 0 if room < 0 else room // step_size + 1
+
+
+def check_windows_fit(longest: int, horizon: int, n_windows: int, step_size: int, min_train: int, why: str = "") -> None:
+    """Refuse more windows than the longest series holds, saying how many fit.
+
+    Raises:
+        ValueError: naming ``n_windows``, ``step_size``, the longest series' periods and the windows that fit.
+    """
+    fit = windows_that_fit(longest, horizon, step_size, min_train)
+    if n_windows <= fit:
+        return
+    furthest = horizon + (n_windows - 1) * step_size
+    room = f"at most {fit} fit" if fit else f"none fits (horizon={horizon} is too long for it)"
+    raise ValueError(
+        f"`n_windows`={n_windows} with `step_size`={step_size} places the first origin {furthest} periods before each "
+        f"series' end, with {min_train} periods of history up to it{why}; the longest series has {longest} periods, so "
+        f"{room}. Lower `n_windows` or `step_size`."
+    )
 
 
 def min_train_periods(horizon: int, season: int, baselines) -> tuple[int, str]:

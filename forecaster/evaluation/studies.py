@@ -11,7 +11,6 @@ import difflib
 import inspect
 import numbers
 import re
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ import pandas as pd
 import tomllib
 
 from .. import datasets
+from ..data.dates import AmbiguousDatesError, UnreadableDatesError, numbers_as_text, read_text_dates
 from ..estimator import Seq2SeqForecaster
 from ..model.params import check_params
 from .backtest import BacktestResult, backtest, check_backtest_arguments
@@ -171,46 +171,44 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str, setting:
     """A file's dates as timestamps, read one way only (``setting``: where a format is given, named in errors).
 
     With ``date_format`` (any ``strftime`` format, or one with ``%q`` for quarters such as ``"%Y Q%q"``), exactly
-    that format. Without it, ISO dates as they are; other text only when it reads one way: dates that read
-    differently day-first and month-first (03/04/1998) are refused, never read month-first without a word.
+    that format, also for a column of numbers (years written as 1990 with ``"%Y"``, months as 199001 with ``"%Y%m"``).
+    Without it, ISO dates as they are; other text only when it reads one way: dates that read
+    differently day-first and month-first (03/04/1998) are refused, never read month-first without a word; numbers
+    are refused (read directly they would be nanoseconds after 1970).
 
     Raises:
         SpecError: naming ``where`` (the ``time_col``), the first value that does not parse, and what to set.
     """
+    numeric = pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)
     if date_format is not None:
+        text = numbers_as_text(values) if numeric else values
         if "%q" in date_format:
-            return _quarters(values, date_format, where, setting)
+            return _quarters(text, date_format, where, setting)
         try:
-            return pd.to_datetime(values, format=date_format)
+            return pd.to_datetime(text, format=date_format)
         except (ValueError, TypeError) as error:
             raise SpecError(f"{where} does not match {setting} {date_format!r}: {error}.") from None
     if pd.api.types.is_datetime64_any_dtype(values):
         return values
+    if numeric:
+        example = values.iloc[0] if len(values) else None
+        raise SpecError(
+            f"{where} holds numbers ({values.dtype}, e.g. {example}), not dates; set {setting} to the format their "
+            f"digits spell, e.g. {_example(setting, '%Y')} for years written as 1990 or {_example(setting, '%Y%m')} "
+            "for months written as 199001."
+        )
     try:
-        return pd.to_datetime(values, format="ISO8601")
-    except (ValueError, TypeError):
-        pass
-    readings = {}
-    for dayfirst in (False, True):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                readings[dayfirst] = pd.to_datetime(values, dayfirst=dayfirst)
-            except (ValueError, TypeError, OverflowError):
-                continue
-    if not readings:
+        return read_text_dates(values)
+    except UnreadableDatesError as error:
         raise SpecError(
-            f"{where} holds dates such as {values.iloc[0]!r} that no common format reads; set {setting}, "
+            f"{where} holds dates such as {error.example!r} that no common format reads; set {setting}, "
             f"e.g. {_example(setting, '%b-%y')} for Apr-98 or {_example(setting, '%Y Q%q')} for 1998 Q1."
-        )
-    if len(readings) == 2 and not readings[False].equals(readings[True]):
-        differs = (readings[False] != readings[True]).to_numpy()
-        example = values[differs].iloc[0]
+        ) from None
+    except AmbiguousDatesError as error:
         raise SpecError(
-            f"{where} holds dates such as {example!r} that read differently day-first and month-first; set "
+            f"{where} holds dates such as {error.example!r} that read differently day-first and month-first; set "
             f"{_example(setting, '%d/%m/%Y')} (day first) or {_example(setting, '%m/%d/%Y')} (month first), with your separator."
-        )
-    return next(iter(readings.values()))
+        ) from None
 
 
 def _read_file(value: str, data: dict, base: Path, where: str = "[data] `path`") -> pd.DataFrame:
@@ -228,8 +226,7 @@ def _read_file(value: str, data: dict, base: Path, where: str = "[data] `path`")
                 f"[data] `{key}` {name!r} is not a column of {path.name}; its columns are {', '.join(map(str, df.columns))}."
             )
     df = df.rename(columns={names[key]: COLUMN_DEFAULTS[key] for key in names})
-    if not pd.api.types.is_numeric_dtype(df["ds"]):  # numbers are refused by validation, never read as nanoseconds
-        df["ds"] = parse_dates(df["ds"], data.get("date_format"), f"[data] `time_col` {names['time_col']!r}")
+    df["ds"] = parse_dates(df["ds"], data.get("date_format"), f"[data] `time_col` {names['time_col']!r}")
     return df
 
 

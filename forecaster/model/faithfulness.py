@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .params import check_arguments
+
 
 @dataclass(frozen=True)
 class Occlusion:
@@ -45,6 +47,19 @@ def _occluded(df: pd.DataFrame, points: pd.DataFrame, id_col: str, time_col: str
     out = df.copy()
     out.loc[hit, target_col] = df.loc[hit, id_col].map(means).to_numpy()
     return out
+
+
+def _check_window(n_points: int, input_size: int) -> None:
+    """Refuse more points than an encoder window holds: the most and the least attended ``n_points`` must not overlap.
+
+    Raises:
+        ValueError: ``2 * n_points`` exceeds ``input_size``, naming both.
+    """
+    if 2 * n_points > input_size:
+        raise ValueError(
+            f"`n_points`={n_points}: the check occludes the {n_points} most and the {n_points} least attended points of "
+            f"each window, but the model's windows hold input_size={input_size} periods; use n_points <= {input_size // 2}."
+        )
 
 
 # Series checked at most (a fixed random sample beyond it): the check makes three forecasts.
@@ -90,6 +105,7 @@ def occlusions(
     unknown = [r for r in rank_by if r not in RANKINGS]
     if unknown:
         raise ValueError(f"rank_by must be among {RANKINGS}; got {unknown}.")
+    check_arguments(n_points=n_points, max_series=max_series)
     id_col, time_col, target_col = model.id_col, model.time_col, model.target_col
     ids = pd.unique(df[id_col])
     if max_series is not None and len(ids) > max_series:
@@ -98,6 +114,7 @@ def occlusions(
         future_df = None if future_df is None else future_df[future_df[id_col].isin(keep)]
     history_col = f"{time_col}_history"
     explanation = model.explain(df=df, future_df=future_df)
+    _check_window(n_points, model.input_size_)
     if "contribution" in rank_by and "contribution" not in explanation:
         raise ValueError("rank_by='contribution' needs explain()'s shares; a model with log_target has none.")
     base = model.predict(df=df, future_df=future_df)

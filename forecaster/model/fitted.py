@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.frequency import normalise_freq
-from ..data.panel import Panel, with_future
+from ..data.panel import Panel, padding_expected, with_future
 from ..data.validation import Columns
 from .inference import Forecast, accountable, forecast_windows, model_panel, state_units
 from .network import Ensemble
@@ -56,8 +56,9 @@ class FittedModel:
         """
         state = self.state
         offset = normalise_freq(state.freq)
-        units = state_units(state)
-        return model_panel(frame, self.columns, state.roles, state.features, offset, self.horizon, units, future, self.fill_gaps)
+        units, roles = state_units(state), state.roles
+        with padding_expected(state.init == "pretrained"):  # the prior's window, trained on padded windows
+            return model_panel(frame, self.columns, roles, state.features, offset, self.horizon, units, future, self.fill_gaps)
 
     def with_future(self, panel: Panel, future: pd.DataFrame | None) -> Panel:
         """``panel`` with the horizon's future-known covariates placed (a validated frame; None leaves it as it is)."""

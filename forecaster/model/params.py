@@ -136,6 +136,33 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+# The arguments of the package's functions (``backtest``, ``occlusion``) that take a count: name -> (check, what it must
+# be), read by ``check_arguments`` as ``CONSTRAINTS`` is by ``check_params``; the estimator's own counts and fractions
+# are rows of ``CONSTRAINTS``.
+ARGUMENTS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "n_windows": (_int_up_to(MAX_STEPS), f"a positive integer up to {MAX_STEPS:,}"),
+    "step_size": (_optional(_int_up_to(MAX_STEPS)), f"a positive integer up to {MAX_STEPS:,} or None"),
+    "season_length": (_optional(_int_up_to(MAX_STEPS)), f"a positive integer up to {MAX_STEPS:,} or None"),
+    "n_jobs": (_int_up_to(MAX_STEPS), f"a positive integer up to {MAX_STEPS:,}"),
+    "n_points": (_int_up_to(MAX_STEPS), f"a positive integer up to {MAX_STEPS:,}"),
+    "max_series": (_optional(_positive_int), "a positive integer or None (every series)"),
+}
+
+
+def check_arguments(**values: Any) -> None:
+    """Refuse a function argument outside its row of ``ARGUMENTS``, naming it and what it must be.
+
+    A flag, a fraction, zero, a negative number or a word is refused, never read as something else.
+
+    Raises:
+        ValueError: the first argument that breaks its row.
+    """
+    for name, value in values.items():
+        check, must_be = ARGUMENTS[name]
+        if not check(value):
+            raise ValueError(f"`{name}` must be {must_be}; got {value!r}.")
+
+
 # The deciles the probabilistic benchmarks score (weighted quantile loss over 0.1, ..., 0.9): the default levels.
 NINE_LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 

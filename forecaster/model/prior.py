@@ -20,9 +20,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data.frequency import _MONTHLY, _QUARTERLY, _YEARLY, _base_name
-from .files import read_fitted
+from ..data.frequency import _MONTHLY, _QUARTERLY, _YEARLY, _base_name, normalise_freq
+from .files import ModelFileError, read_fitted
 from .network import NetworkConfig
+from .params import linear_skip
 
 PRIOR_FOLDER = Path(__file__).resolve().parent.parent / "pretrained"
 # Frequency family of each calendar frequency the priors serve (multiples such as '2MS' are not served).
@@ -80,8 +81,14 @@ def load_prior(family: str) -> Prior:
     """The shipped prior of ``family``, read once per process (``torch.load(weights_only=True)``, no pickle)."""
     folder = PRIOR_FOLDER / family
     if not (folder / "manifest.json").is_file():
-        raise PriorUnavailableError(f"The {family} prior is not installed (no model at {str(folder)!r}).")
-    params, state, network = read_fitted(folder)
+        raise PriorUnavailableError(
+            f"The {family} prior is not installed (no complete model at {str(folder)!r}); reinstall forecaster."
+        )
+    try:
+        params, state, network = read_fitted(folder)
+    except ModelFileError as error:
+        raise PriorUnavailableError(f"The {family} prior could not be read ({error}); reinstall forecaster.") from None
+    _check_family(family, state.freq, folder)
     return Prior(
         family=family,
         params=params,
@@ -92,6 +99,31 @@ def load_prior(family: str) -> Prior:
         trend_line=state.trend_line,
         members=tuple({k: v.detach().clone() for k, v in member.state_dict().items()} for member in network.members),
     )
+
+
+def _check_family(family: str, freq: str, folder: Path) -> None:
+    """Refuse a prior installed under another family's name (its settings would then be reported as the user's to change).
+
+    Raises:
+        PriorUnavailableError: the prior in ``folder`` was trained on data of another family's frequency.
+    """
+    try:
+        found = family_of(normalise_freq(freq))
+    except (PriorUnavailableError, ValueError):
+        found = None
+    if found != family:
+        what = f"a {found} prior" if found else "no family a prior serves"
+        raise PriorUnavailableError(
+            f"The model installed as the {family} prior ({str(folder)!r}) was trained on {freq!r} data, {what}: "
+            "the installation is broken; reinstall forecaster."
+        )
+
+
+def _trained_with(prior: Prior, params: dict, name: str) -> tuple:
+    """A matched setting as the fit resolves it and as the prior was trained with (``linear_skip`` None resolves)."""
+    if name == "linear_skip":
+        return linear_skip(params), linear_skip(prior.params)
+    return params[name], prior.params[name]
 
 
 def prior_for(offset: pd.DateOffset, params: dict, units: dict) -> Prior:
@@ -112,7 +144,7 @@ def prior_for(offset: pd.DateOffset, params: dict, units: dict) -> Prior:
         "season_length": (units["season_length"], prior.season_length),
         "input_size": (units["input_size"] or prior.input_size, prior.input_size),
         "trend_line": (units["trend_line"], prior.trend_line),
-        **{name: (params[name], prior.params[name]) for name in MATCHED},
+        **{name: _trained_with(prior, params, name) for name in MATCHED},
     }
     for name, (mine, trained) in asked.items():
         if mine != trained:
@@ -140,19 +172,30 @@ def frame_windows(frame: pd.DataFrame, columns, horizon: int) -> int:
     return int(np.clip(counts - horizon, 0, None).sum())
 
 
-def auto_prior(offset: pd.DateOffset, params: dict, units: dict, roles, rows: int) -> Prior | None:
-    """The prior an ``init="auto"`` fit starts from, or None (from scratch).
+def auto_prior(offset: pd.DateOffset, params: dict, units: dict, roles, rows: int) -> tuple[Prior | None, str | None]:
+    """The prior an ``init="auto"`` fit starts from (None: from scratch), and why not where it could have.
 
     The prior where it served the validation suite better: small panels (at most ``AUTO_PRIOR_MAX_ROWS`` rows beyond
     one horizon) without covariates (a prior learns a covariate's effect only in part, docs/prior.md), of a served
-    frequency, with the prior's architecture and window (any other setting: from scratch, silently, as before).
+    frequency. Outside that scope the fit starts from scratch as documented, and the reason is None. Inside it, a fit
+    that still starts from scratch (a warm start, a setting the prior was not trained with, a broken install)
+    gets the reason, which the estimator reports.
     """
-    if rows > AUTO_PRIOR_MAX_ROWS or roles.future or roles.past or roles.static or params["warm_start"]:
-        return None
+    if rows > AUTO_PRIOR_MAX_ROWS or roles.future or roles.past or roles.static:
+        return None, None
     try:
-        return prior_for(offset, params, units)
+        family = family_of(offset)
     except PriorUnavailableError:
-        return None
+        return None, None
+    if params["warm_start"]:
+        return None, (
+            f"init='auto' fits from scratch, not from the {family} prior: warm_start=True starts a first fit from scratch "
+            "(init='pretrained' starts it from the prior, init='scratch' says from scratch without this warning)."
+        )
+    try:
+        return prior_for(offset, params, units), None
+    except PriorUnavailableError as error:
+        return None, f"init='auto' fits from scratch, not from the {family} prior: {error}"
 
 
 def _insert_zero_columns(weight: torch.Tensor, at: int, count: int) -> torch.Tensor:

@@ -20,6 +20,9 @@ from ..data.roles import CovariateRoles
 from .calibration import Calibration
 from .network import NetworkConfig
 
+# Where a fit can start (``FittedState.init``, the estimator's ``init_``).
+INIT_PATHS = ("pretrained", "scratch", "warm start")
+
 
 @dataclass(frozen=True)
 class FittedState:
@@ -42,6 +45,9 @@ class FittedState:
         warm_starts: fits that continued from these weights since the last full fit.
         calibration: the partners' weights and quantile offset factors learnt on held-out windows
             (None: fitted without them, or a file written before they existed).
+        init: where the fit that produced these weights started: ``"pretrained"`` (the shipped prior),
+            ``"scratch"`` (random weights) or ``"warm start"`` (a previous fit's weights); None for a file written
+            before fits recorded it.
     """
 
     freq: str
@@ -61,6 +67,7 @@ class FittedState:
     trend_line: bool = False
     warm_starts: int = 0
     calibration: Calibration | None = None
+    init: str | None = None
 
     @property
     def median_index(self) -> int:
@@ -92,6 +99,7 @@ class FittedState:
             "trend_line": self.trend_line,
             "warm_starts": self.warm_starts,
             "calibration": None if self.calibration is None else self.calibration.to_dict(),
+            "init": self.init,
         }
 
     @classmethod
@@ -118,4 +126,5 @@ class FittedState:
             **{name: fitted.get(name, legacy[name]) for name in ("scaler", "log_target", "seasonal_profile", "trend_line")},
             warm_starts=int(fitted.get("warm_starts", 0)),
             calibration=None if fitted.get("calibration") is None else Calibration.from_dict(fitted["calibration"]),
+            init=fitted.get("init"),
         )

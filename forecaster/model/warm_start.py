@@ -105,8 +105,12 @@ def widen_static_inputs(
     return widened
 
 
-def warm_start_state(model, roles: CovariateRoles, freq: str, quantiles: tuple[float, ...], units: dict) -> FittedState | None:
-    """The fitted state a ``warm_start=True`` fit of ``model`` continues from; None (with a warning) for a fit from scratch."""
+def warm_start_state(
+    model, roles: CovariateRoles, freq: str, quantiles: tuple[float, ...], units: dict, instead: str = "fitting from scratch"
+) -> FittedState | None:
+    """The fitted state a ``warm_start=True`` fit of ``model`` continues from; None when there is none, or (with a
+    warning that names the reason and ``instead``, what the fit does: from scratch or from the prior) when it is
+    incompatible."""
     if not hasattr(model, "network_"):
         return None
     params = model.get_params()
@@ -116,6 +120,6 @@ def warm_start_state(model, roles: CovariateRoles, freq: str, quantiles: tuple[f
     if reason is None and architecture_changed(model.network_.config, params):
         reason = "the network's size or architecture changed"
     if reason is not None:
-        warnings.warn(f"warm_start=True but {reason}; fitting from scratch.", UserWarning, stacklevel=4)
+        warnings.warn(f"warm_start=True but {reason}; {instead}.", UserWarning, stacklevel=4)
         return None
     return model.state_

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
@@ -22,6 +21,7 @@ from sklearn.base import clone
 
 from ..data.features import fit_features
 from ..data.frequency import normalise_freq
+from ..data.panel import padding_expected
 from ..data.roles import CovariateRoles
 from ..data.scaling import naive_error_table
 from ..data.validation import Columns, clean_history
@@ -76,8 +76,7 @@ def pretrain(family: str, steps: int, seed: int = 0, batch_size: int = 128, prog
     units = resolve_units(params, offset)
     features = fit_features(frame, columns.id, roles)
     quantiles = training_quantiles(model.quantiles)
-    with warnings.catch_warnings():  # short M3 series are padded on purpose
-        warnings.filterwarnings("ignore", message=".*less history than input_size.*")
+    with padding_expected():  # short M3 series are padded on purpose
         panel = model_panel(frame, columns, roles, features, offset, model.horizon, units)
     config = network_config(panel, roles, features, quantiles, units["input_size"], params)
     # Windows whose targets may run past the series' end (masked there): origins up to the last period but one.

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
+import re
 from typing import Any
 
 import numpy as np
@@ -206,13 +208,38 @@ def _template(config: NetworkConfig) -> Seq2SeqNetwork:
         return Seq2SeqNetwork(config)
 
 
+# Terminal colour codes, which torch puts in some of its messages.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# What torch's weights-only unpickler says it refused (the rest of its message advises ways around the refusal).
+_REFUSED = re.compile(r"WeightsUnpickler error:\s*(.+?)(?:\.\s|\.?$)", re.S)
+
+
+def torch_reason(error: Exception) -> str:
+    """What went wrong in a ``torch.load``, without colour codes and without torch's advice to load the file anyway
+    (``weights_only=False``, ``add_safe_globals``): the one sentence that says what the file holds."""
+    text = _ANSI.sub("", str(error))
+    refused = _REFUSED.search(text)
+    if refused:
+        return " ".join(refused.group(1).split())
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    if not first or "weights_only" in first or "safe_globals" in first:
+        return type(error).__name__
+    return first
+
+
 def read_network(data: bytes, config: NetworkConfig, members: int) -> Ensemble:
     """The ensemble, built only once every tensor in ``weights.pt`` has the shape ``config`` gives it."""
     check_zip(data, WEIGHTS)
     try:
         state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:  # objects a weights-only load refuses: never to be loaded another way
+        raise Invalid(
+            f"`{WEIGHTS}` holds objects other than tensors ({torch_reason(error)}); it was not written by `save`, "
+            "and `load` never runs code from a model file."
+        ) from None
     except Exception as error:  # noqa: BLE001 - any failure here means an unusable file
-        raise Invalid(f"Could not load `{WEIGHTS}`: {error}") from None
+        raise Invalid(f"Could not load `{WEIGHTS}` ({torch_reason(error)}).") from None
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
         raise Invalid(f"`{WEIGHTS}` must hold a mapping of parameter names to tensors.")
     template = {name: tensor.shape for name, tensor in _template(config).state_dict().items()}

@@ -23,6 +23,7 @@ from ..attention import ATTENTIONS
 from ..calibration import MAX_FACTOR, TREATMENTS
 from ..network import NetworkConfig
 from ..params import CONSTRAINTS, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
+from ..state import INIT_PATHS
 from .layout import (
     CONFIG,
     FORMAT_VERSION,
@@ -284,6 +285,7 @@ def config_schema(version: int) -> Check:
             "trend_line": (flag, new),
             "warm_starts": (integer(0, 2**31), new),
             "calibration": (nullable(calibration), False),
+            "init": (nullable(text(*INIT_PATHS)), False),
         }
     )
     top: dict[str, tuple[Check, bool]] = {

@@ -25,6 +25,7 @@ forecast as they did.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -139,9 +140,11 @@ def _check_target(folder: Path) -> None:
             f"{str(folder)!r} holds the current working directory; `save` replaces the whole directory, which would "
             "leave this process in a deleted folder. Save from outside it (e.g. save('../' + name)) or to another path."
         )
-    foreign = sorted(
-        entry.name for entry in os.scandir(folder) if entry.name not in MODEL_FILES or entry.is_dir(follow_symlinks=False)
-    )
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:  # another save set it aside meanwhile: nothing there to protect
+        return
+    foreign = sorted(entry.name for entry in entries if entry.name not in MODEL_FILES or entry.is_dir(follow_symlinks=False))
     if foreign:
         raise FileExistsError(
             f"{str(folder)!r} holds {show(foreign)}, which a model directory does not; `save` replaces the whole "
@@ -149,31 +152,78 @@ def _check_target(folder: Path) -> None:
         )
 
 
-def _swap_in(temp: Path, folder: Path) -> None:
-    """Put the complete model in ``temp`` at ``folder`` by renames.
+# Times a save puts its model in place while other saves to the same folder keep replacing it, before it gives up.
+SAVE_ATTEMPTS = 50
 
-    Without an old model: one rename. With one: rename it aside (``.<name>.old-*``), rename the new one in,
-    then delete the old. If the second rename fails the old one is renamed back; if the process dies between
-    the two, ``load`` says where the old model is.
-    """
-    if not os.path.lexists(folder):
-        rename(temp, folder)
-        fsync_dir(folder.parent)
-        return
-    aside = new_sibling(folder, "old", create=False)
-    rename(folder, aside)
-    try:
-        rename(temp, folder)
-    except BaseException:
-        rename(aside, folder)
-        raise
-    fsync_dir(folder.parent)
+
+def _taken(error: OSError) -> bool:
+    """Whether a rename failed because its target exists again: another save put its model there meanwhile."""
+    return isinstance(error, FileExistsError) or error.errno in (errno.EEXIST, errno.ENOTEMPTY)
+
+
+def _discard(aside: Path) -> None:
+    """Delete a model set aside by a save; a failure leaves it there, with a warning saying where."""
     try:
         remove(aside)
     except OSError as error:
         warnings.warn(
-            f"The model was saved, but its previous version in {str(aside)!r} could not be removed: {error}", stacklevel=3
+            f"The model was saved, but its previous version in {str(aside)!r} could not be removed: {error}", stacklevel=6
         )
+
+
+def _swap_once(temp: Path, folder: Path) -> bool:
+    """One try at putting the complete model in ``temp`` at ``folder`` by renames; False when another save to the same
+    folder moved it meanwhile (nothing is lost: the caller tries again).
+
+    Without an old model: one rename. With one: rename it aside (``.<name>.old-*``), rename the new one in,
+    then delete the old. If the second rename fails the old one is renamed back; if the process dies between
+    the two, ``load`` says where the old model is. Where another save put its model in between the two renames,
+    the old one set aside is superseded by that one and deleted, and the swap starts again.
+    """
+    if not os.path.lexists(folder):
+        try:
+            rename(temp, folder)
+        except OSError as error:
+            if _taken(error):
+                return False
+            raise
+        fsync_dir(folder.parent)
+        return True
+    aside = new_sibling(folder, "old", create=False)
+    try:
+        rename(folder, aside)
+    except FileNotFoundError:  # another save set it aside first
+        return False
+    try:
+        rename(temp, folder)
+    except OSError as error:
+        if _taken(error):
+            _discard(aside)
+            return False
+        rename(aside, folder)
+        raise
+    except BaseException:
+        rename(aside, folder)
+        raise
+    fsync_dir(folder.parent)
+    _discard(aside)
+    return True
+
+
+def _swap_in(temp: Path, folder: Path) -> None:
+    """Put the complete model in ``temp`` at ``folder`` (``_swap_once``), again while other saves to it move it.
+
+    Raises:
+        FileExistsError: other saves replaced ``folder`` ``SAVE_ATTEMPTS`` times in a row.
+    """
+    for attempt in range(SAVE_ATTEMPTS):
+        if _swap_once(temp, folder):
+            return
+        time.sleep(min(0.001 * 2**attempt, 0.05))
+    raise FileExistsError(
+        f"Could not save to {str(folder)!r}: other saves to it replaced it {SAVE_ATTEMPTS} times while this one was "
+        "putting its model in place. Save again, or save each process's model to its own folder."
+    )
 
 
 def save_model(model, path) -> None:

@@ -1,0 +1,72 @@
+"""Dates written as text, read one way only: ISO dates as they are, other text only where it cannot be misread.
+
+Text such as "01/02/2019" reads as the 2nd of January month first and the 1st of February day first; pandas picks one
+without a word (monthly data written day first then reads as consecutive days of January). Every reader of dates in
+the package (the estimator's frames, study specs, the command line) goes through :func:`read_text_dates`, which
+refuses such text, and each caller says in its own terms how to give the format.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+
+class UnreadableDatesError(ValueError):
+    """No common format reads the dates; ``example`` is the first value."""
+
+    def __init__(self, example: object, reason: str):
+        super().__init__(reason)
+        self.example = example
+
+
+class AmbiguousDatesError(ValueError):
+    """The dates read differently day first and month first; ``example`` is the first value that does."""
+
+    def __init__(self, example: object):
+        super().__init__(f"{example!r} reads differently day first and month first")
+        self.example = example
+
+
+def read_text_dates(values: pd.Series) -> pd.Series:
+    """``values`` (text, or timestamp objects) as timestamps: ISO dates as they are; other text when it reads one way.
+
+    Text that only one of day first and month first reads (13/04/2019) is read that way; text that both read alike
+    (Apr 2019) as it reads.
+
+    Raises:
+        AmbiguousDatesError: some dates read differently day first and month first (03/04/2019).
+        UnreadableDatesError: neither reading parses the values.
+    """
+    try:
+        return pd.to_datetime(values, format="ISO8601")
+    except (ValueError, TypeError):
+        pass
+    readings, reason = {}, ""
+    for dayfirst in (False, True):
+        with warnings.catch_warnings():  # pandas' format guess warns; the two readings are compared instead
+            warnings.simplefilter("ignore")
+            try:
+                readings[dayfirst] = pd.to_datetime(values, dayfirst=dayfirst)
+            except (ValueError, TypeError, OverflowError) as error:
+                reason = reason or str(error)
+                continue
+    if not readings:
+        raise UnreadableDatesError(values.iloc[0] if len(values) else None, reason)
+    if len(readings) == 2 and not readings[False].equals(readings[True]):
+        differs = (readings[False] != readings[True]).to_numpy()
+        raise AmbiguousDatesError(values[differs].iloc[0])
+    return next(iter(readings.values()))
+
+
+def numbers_as_text(values: pd.Series) -> pd.Series:
+    """A numeric time column (years written as 1990, months as 199001) as the text its digits spell, for a date format.
+
+    Whole floats (a column with a missing value reads as float) lose their ``.0``; other numbers keep their digits.
+    """
+    numbers = values.to_numpy()
+    if values.dtype.kind == "f" and np.isfinite(numbers).all() and (numbers == np.round(numbers)).all():
+        return pd.Series(numbers.astype(np.int64), index=values.index).astype(str)
+    return values.astype(str)
