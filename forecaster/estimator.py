@@ -323,16 +323,8 @@ class Seq2SeqForecaster(BaseEstimator):
             refuse_short(panel.ids, panel.length, self.horizon)
         config = network_config(panel, roles, features, quantiles, units["input_size"], self.get_params())
         device = resolve_device(self.device)
-        initial = None
-        if previous is not None:
-            initial = [
-                widen_static_inputs(member.state_dict(), previous.features, features, roles.static)
-                for member in self.network_.members
-            ]
-        warm = initial is not None
-        if prior is not None:  # member k starts from the prior's member k (cycling when a fit asks for more)
-            count = member_count(self.n_models, len(prior.members))
-            initial = [adapted_weights(prior, config, k) for k in range(count)]
+        warm = previous is not None
+        initial = self._initial_weights(previous, prior, config, features, roles)
         job = None
         if self.max_steps == 0:  # the prior as it is: no training, no held-out windows, no calibration
             results = [TrainResult(state_dict=weights, best_step=0) for weights in initial]
@@ -360,6 +352,18 @@ class Seq2SeqForecaster(BaseEstimator):
         state = with_blend_recorded(state, self.get_params())
         self.set_fitted(state, network, device, results)
         return panel
+
+    def _initial_weights(self, previous, prior: Prior | None, config, features: FeatureSpec, roles: CovariateRoles):
+        """Each member's starting weights: the current members' (a warm start, static inputs widened to new
+        categories), the prior's (member k from the prior's member k, cycling when a fit asks for more), or None."""
+        if previous is not None:
+            return [
+                widen_static_inputs(member.state_dict(), previous.features, features, roles.static)
+                for member in self.network_.members
+            ]
+        if prior is not None:
+            return [adapted_weights(prior, config, k) for k in range(member_count(self.n_models, len(prior.members)))]
+        return None
 
     def _prior(
         self, frame: pd.DataFrame, columns: Columns, roles: CovariateRoles, offset, units: dict, n_windows
