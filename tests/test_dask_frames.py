@@ -406,6 +406,7 @@ def test_a_backtest_of_a_dask_frame_equals_the_in_process_one(client, data):
         lazy.calibration(by="fold")
     assert _by_keys(lazy.skipped, ["unique_id", "fold"]).equals(_by_keys(eager.skipped, ["unique_id", "fold"]))
     assert lazy.settings["cutoffs"] == eager.settings["cutoffs"]
+    assert lazy.settings["verdict"] == eager.settings["verdict"]
     with pytest.raises(TypeError, match="keeps its forecasts on the workers"):
         lazy.to_report("never-written")
     with pytest.raises(ValueError, match="`future_covariates_df` is not taken with a Dask `df`"):

@@ -124,3 +124,37 @@ def test_the_report_opens_with_what_the_verdict_covers(tmp_path):
     assert "2 series-fold windows left out, each listed with its reason in skipped.csv" in head
     skipped = pd.read_csv(tmp_path / "skipped.csv")
     assert len(skipped) == 2 and skipped["reason"].str.startswith("MASE undefined").all()
+
+
+def test_the_verdicts_totals_count_the_windows_skipped_before_forecasting():
+    df = _panel()
+    first = sorted(df["unique_id"].unique())[0]
+    end = df["ds"].max()
+    short = df[(df["unique_id"] != first) | (df["ds"] >= end - pd.DateOffset(months=17))]  # 18 periods: one fold only
+    result = backtest(fast_model(), short, n_windows=2, progress=False)
+    assert len(result.skipped) == 1 and result.skipped["reason"].iloc[0].startswith("only")
+    assert result.settings["verdict"] == {
+        "series": 6,
+        "series_total": 6,
+        "windows": 11,
+        "windows_total": 12,
+        "points": 66,
+        "points_total": 72,
+    }
+
+
+def test_messages_about_a_zoned_panel_name_its_own_times():
+    hours = pd.date_range("2021-03-01", periods=120, freq="h", tz="America/New_York")
+    rng = np.random.default_rng(0)
+    df = pd.concat(
+        [pd.DataFrame({"unique_id": uid, "ds": hours, "y": 50 + rng.normal(0, 5, len(hours))}) for uid in "ab"],
+        ignore_index=True,
+    )
+    df.loc[df["unique_id"] == "a", "y"] = 7.0  # zero MASE scale: a window in skipped.csv
+    df.loc[df.index[df["unique_id"] == "b"][-5:], "y"] = np.nan  # ends five hours early
+    last = hours[-6]
+    with pytest.warns(UserWarning, match=f"'b' at {last}"):
+        result = backtest(fast_model(horizon=6, input_size=24), df, n_windows=1, season_length=24, progress=False)
+    reason = result.skipped.loc[result.skipped["unique_id"] == "a", "reason"].iloc[0]
+    cutoff = hours[-1] - 6 * pd.Timedelta(hours=1)
+    assert reason.endswith(f"(cutoff {cutoff})") and result.settings["cutoffs"][0].endswith(str(cutoff))

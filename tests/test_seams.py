@@ -51,6 +51,19 @@ def test_more_windows_than_the_series_hold_say_how_many_fit(freq, n_windows):
         backtest(fast_model(horizon=4, input_size=8), _one_series(freq), n_windows=n_windows, baselines=(), progress=False)
 
 
+def test_when_no_window_fits_the_message_names_what_the_fold_needs():
+    """Series of 15 months, horizon 6: seasonal naive needs a season of history, 18 periods in all; the message
+    blamed `n_windows` (already 1) and `step_size` (no part in it)."""
+    df, _ = make_panel(n_series=4, length=15, seed=2, static=False, short_share=0.0)
+    with pytest.raises(
+        ValueError,
+        match=r"No backtest window fits: .*12 periods of history up to it \(one season, for "
+        r"the seasonal-naive baseline\), 18 in all, but the longest series has 15\. Lower `horizon`, or "
+        r"`season_length`, or leave seasonal_naive out of `baselines`\.",
+    ):
+        backtest(fast_model(horizon=6, input_size=6), df[["unique_id", "ds", "y"]], n_windows=1, progress=False)
+
+
 # ---------------------------------------------------------------------------- 3. occlusion's counts
 @pytest.fixture(scope="module")
 def small_fit():

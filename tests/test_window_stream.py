@@ -204,3 +204,20 @@ def test_the_clients_sample_always_holds_a_training_window():
     with dask.config.set(scheduler="sync"):
         sample = _client_sample(dd.from_pandas(frame, npartitions=2), COLUMNS, 1e-6, HORIZON, 3)
     assert long in set(sample["unique_id"])
+
+
+def test_empty_rows_before_a_series_weigh_nothing_in_a_draw(frame):
+    """Series are picked in proportion to the periods they are read over: 200 empty leading rows before one series
+    made a partition pick it about 7 times as often as its neighbour of the same length."""
+    part = _parts(frame, 3)[0]
+    first = part["unique_id"].iloc[0]
+    start = part.loc[part["unique_id"] == first, "ds"].min()
+    empty = part[part["unique_id"] == first].iloc[:1].copy()
+    leading = pd.concat([empty] * 200, ignore_index=True)
+    leading["ds"] = pd.date_range(end=start, periods=201, freq="MS")[:-1]
+    leading["y"] = np.nan
+    padded = pd.concat([leading, part], ignore_index=True)
+    plan = _plan(frame)
+    clean_draw, padded_draw = draw_windows(part, 400, 5, plan), draw_windows(padded, 400, 5, plan)
+    np.testing.assert_array_equal(padded_draw.ids, clean_draw.ids)
+    np.testing.assert_array_equal(padded_draw.origins, clean_draw.origins)

@@ -218,7 +218,7 @@ def clean_history(
         raise ValueError(f"Series {reprlib.repr(empty)} have no observed value of `{columns.target}`.")
     frame, ended = observed_span(frame, columns)
     if len(ended):
-        warn_ended_early(ended, columns, argument)
+        warn_ended_early(pd.Series(restore_zone(pd.DatetimeIndex(ended.to_numpy()), tz), index=ended.index), columns, argument)
     return frame, tz
 
 

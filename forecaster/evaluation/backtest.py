@@ -102,8 +102,8 @@ def backtest(
 def _result(scored, frame, tz, folds, columns, out, settings, seconds, baselines) -> BacktestResult:
     """The backtest's result, its timestamps back in the caller's zone (the work is done on naive timestamps)."""
     forecasts, metrics, quantile_metrics = scored
-    unscored = unscored_windows(metrics, folds)  # on the naive timestamps the folds hold
-    settings["verdict"] = verdict_coverage(metrics, forecasts, frame[columns.id].nunique())
+    unscored = unscored_windows(metrics, folds, tz)  # on the naive timestamps the folds hold
+    settings["verdict"] = verdict_coverage(metrics, folds, settings["horizon"], frame[columns.id].nunique())
     if tz:
         settings["cutoffs"] = [describe_cutoffs(with_zone(f.cutoffs, tz)) for f in folds]
         forecasts, metrics, quantile_metrics = in_zone(forecasts, metrics, quantile_metrics, tz=tz)

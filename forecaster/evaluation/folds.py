@@ -133,11 +133,19 @@ def check_windows_fit(longest: int, horizon: int, n_windows: int, step_size: int
     if n_windows <= fit:
         return
     furthest = horizon + (n_windows - 1) * step_size
-    room = f"at most {fit} fit" if fit else f"none fits (horizon={horizon} is too long for it)"
+    if fit:
+        raise ValueError(
+            f"`n_windows`={n_windows} with `step_size`={step_size} places the first origin {furthest} periods before "
+            f"each series' end, with {min_train} periods of history up to it{why}; the longest series has {longest} "
+            f"periods, so at most {fit} fit. Lower `n_windows` or `step_size`."
+        )
+    # Not even one window: the horizon and the history a fold needs are too long, whatever the spacing.
+    seasonal = "seasonal-naive" in why
+    fixes = "`season_length`, or leave seasonal_naive out of `baselines`" if seasonal else "leave auto_ets out of `baselines`"
     raise ValueError(
-        f"`n_windows`={n_windows} with `step_size`={step_size} places the first origin {furthest} periods before each "
-        f"series' end, with {min_train} periods of history up to it{why}; the longest series has {longest} periods, so "
-        f"{room}. Lower `n_windows` or `step_size`."
+        f"No backtest window fits: each needs `horizon`={horizon} periods after its origin and {min_train} periods of "
+        f"history up to it{f' ({why[2:]})' if why else ''}, {horizon + min_train} in all, but the longest series has "
+        f"{longest}. Lower `horizon`" + (f", or {fixes}." if why else ".")
     )
 
 

@@ -65,7 +65,7 @@ def score_forecasts(
     intervals: dict[str, tuple[str, str]],
     id_col: str = "unique_id",
 ) -> pd.DataFrame:
-    """Per (series, cutoff, model) MASE, sMAPE and interval coverage, vectorised over groups.
+    """Per (series, cutoff, model) MASE, sMAPE, interval coverage and the periods scored, vectorised over groups.
 
     Args:
         forecasts: long frame with ``id_col``, ``cutoff``, ``y`` and one column per model.
@@ -89,14 +89,16 @@ def score_forecasts(
             lower, upper = (forecasts[c].to_numpy(dtype=float) for c in intervals[model])
             inside = (y >= lower) & (y <= upper)
             part["coverage"] = np.where(np.isnan(y) | np.isnan(lower) | np.isnan(upper), np.nan, inside.astype(float))
-        grouped = part.groupby(keys, sort=False).mean().reset_index()
+        groups = part.groupby(keys, sort=False)
+        grouped = groups.mean().reset_index()
+        grouped["n_points"] = groups["abs_error"].count().to_numpy()  # periods scored: an actual and a forecast
         grouped.insert(2, "model", model)
         rows.append(grouped)
     metrics = pd.concat(rows, ignore_index=True).merge(scales, on=keys, how="left")
     zero = ~(metrics["scale"] > 0)
     metrics["mase"] = np.where(zero, np.nan, metrics["abs_error"] / metrics["scale"].where(~zero, 1.0))
     metrics["zero_scale"] = zero
-    columns = [id_col, "cutoff", "model", "mase", "smape", "abs_error", "scale", "zero_scale"]
+    columns = [id_col, "cutoff", "model", "mase", "smape", "abs_error", "scale", "zero_scale", "n_points"]
     if "coverage" in metrics:
         columns.append("coverage")
     return metrics[columns]

@@ -217,7 +217,9 @@ def _settings_lines(result) -> list[str]:
         f"freq `{s['freq']}`, season {s['season_length']}",
         f"- folds: {s['n_windows']} origins, {s['step_size']} periods apart, horizon {s['horizon']}, "
         f"{s['window']} window, refit={s['refit']}; cutoffs: {', '.join(s['cutoffs'])}",
-        f"- series skipped in some fold: {result.skipped['unique_id'].nunique()} (see skipped.csv)",
+        f"- left out of the verdict: {len(result.skipped)} series-fold windows of {result.skipped['unique_id'].nunique()} "
+        "series, each with its reason in skipped.csv (a history too short for the fold, no observed target in the "
+        "horizon, or no MASE scale)",
         "- missing targets: each series is read from its first to its last observed target; a gap inside it is "
         "masked for the network, carried forward from the last observation for the statistical fits (the baselines "
         "and the model's partners), and not scored",

@@ -137,12 +137,13 @@ def describe_cutoffs(cutoffs: pd.Series) -> str:
     return str(low.date() if low == low.normalize() else low) + ("" if low == high else f" .. {high}")
 
 
-def unscored_windows(metrics: pd.DataFrame, folds: list[Fold]) -> list[dict]:
+def unscored_windows(metrics: pd.DataFrame, folds: list[Fold], tz: str | None = None) -> list[dict]:
     """Every window (series, fold) that a fold forecast but whose model MASE the verdict cannot count, with the reason.
 
     A window goes unscored when its horizon holds no observed target, or when its MASE scale is zero or undefined
     (a history that never changes at the seasonal lag, or without an observed pair); rows as ``skipped.csv`` lists
-    them (``unique_id``, ``fold``, ``reason``), beside the series each fold skipped before forecasting.
+    them (``unique_id``, ``fold``, ``reason``), beside the series each fold skipped before forecasting. ``metrics``
+    and ``folds`` hold naive timestamps; the reasons name each cutoff in the caller's zone ``tz``.
     """
     own = metrics[(metrics["model"] == MODEL_NAME) & ~np.isfinite(metrics["mase"].to_numpy(dtype=float))]
     if own.empty:
@@ -163,29 +164,31 @@ def unscored_windows(metrics: pd.DataFrame, folds: list[Fold]) -> list[dict]:
             "MASE undefined: no pair of observed targets to scale by; in WQL and coverage only",
         ),
     )
-    cut = [describe_cutoffs(pd.Series([c])) for c in own["cutoff"]]
+    distinct = pd.Series(pd.unique(own["cutoff"]))
+    shown = with_zone(distinct, tz) if tz else distinct
+    named = dict(zip(distinct, (describe_cutoffs(pd.Series([c])) for c in shown), strict=True))  # once per cutoff
+    cut = own["cutoff"].map(named)
     return [
         {"unique_id": uid, "fold": int(fold), "reason": f"{why} (cutoff {c})"}
         for uid, fold, why, c in zip(own["unique_id"], own["fold"], reasons, cut, strict=True)
     ]
 
 
-def verdict_coverage(metrics: pd.DataFrame, forecasts: pd.DataFrame, n_series: int) -> dict:
+def verdict_coverage(metrics: pd.DataFrame, folds: list[Fold], horizon: int, n_series: int) -> dict:
     """How much of the panel the verdict's MASE rests on: series, windows and forecast points scored, of all.
 
-    ``n_series``: the series in the panel; a window counts when its model MASE is defined, a point when it lies in
-    such a window and has an observed target.
+    Every series-fold window of the plan counts in the totals, those skipped before forecasting (a history too short
+    for the fold) included, each with ``horizon`` forecast points; a window is scored when its model MASE is defined,
+    a point when it lies in such a window and has an observed target (``n_points``). ``n_series``: the panel's.
     """
     own = metrics[metrics["model"] == MODEL_NAME]
     scored = own[np.isfinite(own["mase"].to_numpy(dtype=float))]
-    keys = scored[["unique_id", "cutoff"]].assign(counted=True)
-    points = forecasts[["unique_id", "cutoff", "y"]].merge(keys, on=["unique_id", "cutoff"], how="left")
-    observed = points["y"].notna().to_numpy()
+    windows_total = len(own) + sum(len(fold.skipped) for fold in folds)
     return {
         "series": int(scored["unique_id"].nunique()),
         "series_total": int(n_series),
         "windows": len(scored),
-        "windows_total": len(own),
-        "points": int((observed & points["counted"].eq(True).to_numpy()).sum()),
-        "points_total": len(forecasts),
+        "windows_total": int(windows_total),
+        "points": int(scored["n_points"].sum()),
+        "points_total": int(windows_total * horizon),
     }

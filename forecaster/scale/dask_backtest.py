@@ -37,7 +37,15 @@ from ..evaluation.executors import FoldForecasts, forecast_fold
 from ..evaluation.folds import FoldPlan, check_not_fitted_past, series_spans
 from ..evaluation.progress import Progress
 from ..evaluation.result import BacktestResult
-from ..evaluation.scoring import describe_cutoffs, fold_scales, in_zone, scored_forecasts, unscored_windows, with_zone
+from ..evaluation.scoring import (
+    describe_cutoffs,
+    fold_scales,
+    in_zone,
+    scored_forecasts,
+    unscored_windows,
+    verdict_coverage,
+    with_zone,
+)
 from .dask_fit import by_whole_series, fit_whole_series, head_rows
 from .dask_frames import shipped
 from .window_stream import flat_partition
@@ -108,7 +116,7 @@ def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) 
         return PartitionScores(None, None, None, skipped, seconds)
     scored = scored_forecasts(out.predictions, baseline_frames, scales, frame, plan.columns, template.quantiles, plan.baselines)
     forecasts, metrics, quantiles = scored
-    skipped += unscored_windows(metrics, folds)
+    skipped += unscored_windows(metrics, folds, tz)
     pooled = quantiles.groupby(["model", "level"], sort=False)[QUANTILE_SUMS].sum().reset_index()
     if tz:  # the caller's zone, as the in-process backtest and ``predict`` give it back
         forecasts, metrics = in_zone(forecasts, metrics, tz=tz)
@@ -203,6 +211,7 @@ def _gathered(scored, model, fitted, folds, plan, spans, refit, window, seconds,
     forecast_meta = next(part[4] for part in small if part[4] is not None)
     forecasts = dd.from_delayed([dask.delayed(_forecasts_of)(s, forecast_meta) for s in scored], meta=forecast_meta)
     settings = backtest_settings(model, fitted, folds, plan, refit, window, len(spans), spans["rows"].sum())
+    settings["verdict"] = verdict_coverage(metrics, folds, plan.horizon, len(spans))
     tz = next((part[5] for part in small if part[5]), None)
     if tz:
         settings["cutoffs"] = [describe_cutoffs(with_zone(f.cutoffs, tz)) for f in folds]

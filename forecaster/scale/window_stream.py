@@ -152,12 +152,13 @@ def draw_windows(part: pd.DataFrame, count: int, seed: int, plan: StreamPlan) ->
         return _empty_draw()
     part = flat_partition(part, columns.id)
     rng = np.random.default_rng(seed)
-    if plan.fill_gaps:  # periods per series, gaps included (the windows of a series run over its span)
+    # Periods per series from its first to its last observed target, gaps included (the windows of a series run
+    # over that span, as ``fit`` reads it: empty rows before or after it are no history and weigh nothing).
+    with warnings.catch_warnings():  # a series that ends early was reported by the facts pass
+        warnings.simplefilter("ignore")
         frame, _ = clean_history(part, columns, plan.roles)
-        _, ids, _, _, _, length = layout(frame, columns, normalise_freq(plan.freq), 0, 0, True)
-        sizes = pd.Series(length, index=pd.Index(np.asarray(ids, dtype=object)))
-    else:  # rows per series: the facts pass refused gaps, so each series has a row per period
-        sizes = part[columns.id].value_counts(sort=False)
+    _, ids, _, _, _, length = layout(frame, columns, normalise_freq(plan.freq), 0, 0, True)
+    sizes = pd.Series(length, index=pd.Index(np.asarray(ids, dtype=object)))
     # In an order that depends on the ids only, not on the order of the rows.
     sizes = sizes.iloc[np.argsort(pd.util.hash_array(sizes.index.astype(str).to_numpy(dtype=object)), kind="stable")]
     ids = pd.Series(np.asarray(sizes.index, dtype=object))
