@@ -51,6 +51,7 @@ SUMMARY_COLUMNS = {
     "median_mase": "median",
     "rel_mase_vs_auto_ets": "vs AutoETS",
     "rel_mase_vs_seasonal_naive": "vs naive",
+    "rel_mase_vs_mstl": "vs MSTL",
     "win_rate": "wins",
     "coverage": "coverage",
     "wql": "WQL",

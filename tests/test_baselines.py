@@ -160,3 +160,54 @@ def test_baselines_match_statsforecast_fitted_on_the_observed_rows_only():
     np.testing.assert_allclose(merged["auto_ets"], merged["AutoETS"], rtol=1e-9)
     np.testing.assert_allclose(merged["auto_ets_lo"], merged["AutoETS-lo-80"], rtol=1e-9)
     np.testing.assert_allclose(merged["auto_ets_hi"], merged["AutoETS-hi-80"], rtol=1e-9)
+
+
+def _daily(lengths: dict[str, int], seed: int = 3) -> pd.DataFrame:
+    """Daily series with weekly and yearly cycles, all ending on the same day."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for uid, n in lengths.items():
+        t = np.arange(n)
+        y = 100 + 12 * np.sin(2 * np.pi * t / 7) + 8 * np.sin(2 * np.pi * t / 365.25) + rng.normal(0, 1.5, n)
+        frames.append(pd.DataFrame({"unique_id": uid, "ds": pd.date_range(end="2023-06-30", periods=n, freq="D"), "y": y}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_mstl_takes_each_season_the_history_holds_twice_as_statsforecast_fits_it():
+    """Two years of days: the weekly and the yearly season; 200 days: the weekly one; 10 days: no season (the trend
+    model, AutoETS without a season, alone). Each as statsforecast's MSTL fits that series by itself."""
+    from statsforecast import StatsForecast
+    from statsforecast.models import MSTL, AutoETS
+
+    train = _daily({"years": 800, "months": 200, "days": 10})
+    out = run_baselines(train, 14, "D", 7, names=("mstl",), level=80, quantiles=(0.1, 0.5, 0.9))
+    assert set(out.columns) >= {"mstl", "mstl_lo", "mstl_hi", "mstl_q10", "mstl_q90"}
+    expected = {"years": MSTL(season_length=[7, 365]), "months": MSTL(season_length=[7]), "days": AutoETS(model="ZZN")}
+    for uid, model in expected.items():
+        own = train[train["unique_id"] == uid]
+        reference = StatsForecast(models=[model], freq="D", n_jobs=1).forecast(df=own, h=14, level=[80])
+        reference = reference.reset_index() if "unique_id" not in reference.columns else reference
+        got = out[out["unique_id"] == uid].sort_values("ds")
+        name = "MSTL" if uid != "days" else "AutoETS"
+        np.testing.assert_allclose(got["mstl"].to_numpy(), reference[name].to_numpy(), rtol=1e-9, err_msg=uid)
+        np.testing.assert_allclose(got["mstl_lo"].to_numpy(), reference[f"{name}-lo-80"].to_numpy(), rtol=1e-9)
+        np.testing.assert_array_equal(got["mstl_q10"].to_numpy(), got["mstl_lo"].to_numpy())
+    years = out[out["unique_id"] == "years"]["mstl"].to_numpy()
+    months = out[out["unique_id"] == "months"]["mstl"].to_numpy()
+    assert np.ptp(years) > 10 and np.ptp(months) > 10  # the weekly cycle is in both forecasts
+
+
+def test_a_backtest_scores_mstl_beside_the_other_baselines():
+    from conftest import fast_model
+
+    from forecaster import backtest
+
+    train = _daily({"a": 120, "b": 120, "c": 90})
+    model = fast_model(horizon=7, input_size=14, freq="D")
+    result = backtest(model, train, n_windows=2, baselines=("seasonal_naive", "mstl"), progress=False)
+    summary = result.summary()
+    assert list(summary.index) == ["seq2seq", "seasonal_naive", "mstl"]
+    assert np.isfinite(summary.loc["mstl", ["mean_mase", "wql", "coverage"]].astype(float)).all()
+    assert "rel_mase_vs_mstl" in summary.columns
+    # on series this smooth, MSTL's weekly cycle beats repeating the last week of noise
+    assert summary.loc["mstl", "mean_mase"] < summary.loc["seasonal_naive", "mean_mase"]

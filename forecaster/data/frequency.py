@@ -108,6 +108,26 @@ def _fixed_period_season(nanos: int) -> int:
     return int(per_day) if rest == 0 and 1 <= per_day <= _MAX_PERIODS_PER_DAY else 1
 
 
+def seasons_for(offset: pd.DateOffset, season_length: int | None = None) -> tuple[int, ...]:
+    """The seasonal cycles of a frequency for a multi-seasonal decomposition (MSTL), shortest first.
+
+    The conventional season (:func:`season_length_for`, or ``season_length`` where given) and, where the calendar has
+    one, the next cycle up: daily data the week and the year (7, 365), business days (5, 260), hours and finer the
+    day and the week (24 and 168 for hourly data, 48 and 336 for half-hours). Weekly to quarterly data have their
+    one yearly season; yearly data, and a frequency without a season, none.
+    """
+    season = int(season_length or season_length_for(offset))
+    if season <= 1:
+        return ()
+    base = _base_name(offset)
+    if base in ("D", "B", "C") and abs(offset.n) == 1:
+        return (season, 365 if base == "D" else 260) if season < (365 if base == "D" else 260) else (season,)
+    daily = isinstance(offset, Tick) and offset.nanos and abs(offset.nanos) < _DAY_NANOS
+    if (daily and season == season_length_for(offset)) or base in _BUSINESS_HOURLY:
+        return (season, 7 * season if base not in _BUSINESS_HOURLY else 5 * season)
+    return (season,)
+
+
 def season_spans_a_year(offset: pd.DateOffset, season_length: int) -> bool:
     """Whether ``season_length`` periods of ``offset`` cover about a year or more (yearly to weekly data)."""
     start = pd.Timestamp("2001-01-01")

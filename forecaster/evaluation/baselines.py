@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..data.frequency import normalise_freq, seasons_for
 from ..engines import engine
 from ..model.outputs import BASELINES, quantile_column
 
@@ -60,7 +61,6 @@ def run_baselines(
     ``<name>_q10``-style columns for each of ``quantiles`` (from the central interval whose
     bound it is: q = 0.1 is the lower bound of the 80% interval; 0.5 is the point forecast).
     """
-    from statsforecast import StatsForecast
     from statsforecast.models import AutoETS, SeasonalNaive
 
     unknown = [n for n in names if n not in BASELINES]
@@ -79,11 +79,11 @@ def run_baselines(
     data = observed_history(data)
     bounds = {float(q): _interval_bound(float(q)) for q in quantiles if float(q) != 0.5}
     levels = sorted({lv for _, lv in bounds.values()} | ({level} if level else set()))
-    engine = StatsForecast(models=[makers[n]() for n in names], freq=freq, n_jobs=n_jobs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = engine.forecast(df=data, h=horizon, level=levels or None)
-    out = out.reset_index() if "unique_id" not in out.columns else out
+    common = [makers[n]() for n in names if n != "mstl"]
+    parts = [] if not common else [_forecast(data, common, freq, horizon, levels, n_jobs)]
+    if "mstl" in names:
+        parts.append(_mstl_forecast(data, freq, season_length, horizon, levels, n_jobs))
+    out = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on=["unique_id", "ds"], how="outer")
     out["unique_id"] = ids.take(out["unique_id"].to_numpy(dtype=np.int64))
     renames = {"unique_id": id_col, "ds": time_col}
     for n in names:
@@ -102,6 +102,39 @@ def run_baselines(
             series = reprlib.repr(list(pd.unique(out.loc[bad, id_col])))
             raise FloatingPointError(f"Baseline `{n}` produced non-finite forecasts for series {series}.")
     return out
+
+
+def _forecast(data: pd.DataFrame, models: list, freq: str, horizon: int, levels: list, n_jobs: int) -> pd.DataFrame:
+    """statsforecast's forecasts of ``models`` for every series of ``data`` (``unique_id``, ``ds``, ``y``)."""
+    from statsforecast import StatsForecast
+
+    engine = StatsForecast(models=models, freq=freq, n_jobs=n_jobs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = engine.forecast(df=data, h=horizon, level=levels or None)
+    return out.reset_index() if "unique_id" not in out.columns else out
+
+
+def _mstl_forecast(data: pd.DataFrame, freq: str, season_length: int, horizon: int, levels: list, n_jobs: int) -> pd.DataFrame:
+    """MSTL's forecasts, each series with the seasons its history holds at least twice (``frequency.seasons_for``).
+
+    STL reads a season from two full cycles or more (R's ``forecast::mstl`` drops the seasons a series is too short
+    for, and so does this): a daily series of a year gets the weekly season alone, one of two years or more the
+    yearly too. The trend goes to AutoETS without a season (statsforecast's default), and a series too short for
+    any season gets that model alone. Series are grouped by the seasons they get, one statsforecast call per group.
+    """
+    from statsforecast.models import MSTL, AutoETS
+
+    seasons = seasons_for(normalise_freq(freq), season_length)  # shortest first: a series holds a prefix of them
+    lengths = data.groupby("unique_id", sort=False).size()
+    held = (lengths.to_numpy()[:, None] >= 2 * np.asarray(seasons, dtype=np.int64)[None, :]).sum(axis=1)
+    frames = []
+    for count in np.unique(held):  # one group per number of seasons held: at most one more than there are seasons
+        allowed = list(seasons[:count])
+        model = MSTL(season_length=allowed, alias="mstl") if allowed else AutoETS(model="ZZN", alias="mstl")
+        members = lengths.index[held == count]
+        frames.append(_forecast(data[data["unique_id"].isin(members)], [model], freq, horizon, levels, n_jobs))
+    return pd.concat(frames, ignore_index=True)
 
 
 def fold_baselines(train: pd.DataFrame, fold, plan, n_jobs: int, seconds: dict, report=None, client=None) -> pd.DataFrame | None:

@@ -141,7 +141,9 @@ def check_windows_fit(longest: int, horizon: int, n_windows: int, step_size: int
         )
     # Not even one window: the horizon and the history a fold needs are too long, whatever the spacing.
     seasonal = "seasonal-naive" in why
-    fixes = "`season_length`, or leave seasonal_naive out of `baselines`" if seasonal else "leave auto_ets out of `baselines`"
+    fixes = (
+        "`season_length`, or leave seasonal_naive out of `baselines`" if seasonal else "leave AutoETS and MSTL out of `baselines`"
+    )
     raise ValueError(
         f"No backtest window fits: each needs `horizon`={horizon} periods after its origin and {min_train} periods of "
         f"history up to it{f' ({why[2:]})' if why else ''}, {horizon + min_train} in all, but the longest series has "
@@ -154,13 +156,16 @@ def min_train_periods(horizon: int, season: int, baselines) -> tuple[int, str]:
 
     Every model is scored on the same windows: a fold needs a horizon plus one period of history, a full
     season where the seasonal-naive baseline runs (it has no forecast from less) and ``AUTO_ETS_MIN_PERIODS``
-    where AutoETS runs (statsforecast refuses fewer: "tiny datasets"); shorter series are skipped.
+    where AutoETS or MSTL (whose trend model is AutoETS) runs (statsforecast refuses fewer: "tiny datasets");
+    shorter series are skipped.
     """
     needs = [(horizon + 1, "")]
     if "seasonal_naive" in baselines:
         needs.append((season, ": one season, for the seasonal-naive baseline"))
     if "auto_ets" in baselines:
         needs.append((AUTO_ETS_MIN_PERIODS, f": {AUTO_ETS_MIN_PERIODS} periods, the fewest AutoETS fits"))
+    elif "mstl" in baselines:  # a series too short for any season gets MSTL's trend model, AutoETS, alone
+        needs.append((AUTO_ETS_MIN_PERIODS, f": {AUTO_ETS_MIN_PERIODS} periods, the fewest MSTL's trend model (AutoETS) fits"))
     return max(needs, key=lambda need: need[0])
 
 

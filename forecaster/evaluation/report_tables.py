@@ -16,7 +16,7 @@ from .metrics import fold_numbers
 
 MODEL = "seq2seq"
 # Readable names of the baselines, for prose and headings (tables keep the column names).
-LABELS = {"auto_ets": "AutoETS", "seasonal_naive": "seasonal naive"}
+LABELS = {"auto_ets": "AutoETS", "seasonal_naive": "seasonal naive", "mstl": "MSTL"}
 # How far the interval's coverage may stray from its nominal level before the report warns.
 COVERAGE_TOLERANCE = 0.03
 
@@ -79,6 +79,7 @@ SUMMARY_WORDS = {
     "mean_mase": "mean MASE",
     "rel_mase_vs_auto_ets": "MASE / AutoETS",
     "rel_mase_vs_seasonal_naive": "MASE / seasonal naive",
+    "rel_mase_vs_mstl": "MASE / MSTL",
     "median_mase": "median MASE",
     "win_rate": "wins",
     "wql": "WQL",

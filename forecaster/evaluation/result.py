@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..model.outputs import BASELINES
 from .metrics import fold_numbers, hit_rates, weighted_quantile_loss
 
 
@@ -123,7 +124,7 @@ def summarise(metrics: pd.DataFrame, timings: pd.DataFrame, models: list[str]) -
             "n_zero_scale": int(part["zero_scale"].sum()),
             "win_rate": float((best == model).mean()) if len(best) else np.nan,
         }
-        for baseline in ("seasonal_naive", "auto_ets"):
+        for baseline in BASELINES:
             if baseline in scored.columns and model in scored.columns:
                 row[f"rel_mase_vs_{baseline}"] = scored[model].mean() / scored[baseline].mean()
         if "coverage" in part:

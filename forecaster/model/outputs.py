@@ -13,7 +13,7 @@ from .inference import Forecast
 
 # The statsforecast baselines a backtest can score beside the model, by the name of their forecast columns
 # (``evaluation.baselines`` runs them; ``plots`` draws their columns).
-BASELINES = ("seasonal_naive", "auto_ets")
+BASELINES = ("seasonal_naive", "auto_ets", "mstl")
 
 
 def quantile_column(q: float) -> str:
