@@ -66,6 +66,11 @@ def backtest(
     length. MASE scales come from each fold's training data. ``n_jobs`` parallelises the baselines; an
     active Dask client runs them, and independent refitted folds, on its workers (same forecasts).
     A Dask DataFrame ``df`` is backtested where it lies: forecasts come back as a Dask DataFrame.
+
+    ``baselines``: any of ``"seasonal_naive"``, ``"auto_ets"`` and ``"mstl"`` (statsforecast's MSTL with the
+    seasons of the frequency that each series' history holds twice: the week and the year for daily data, the day
+    and the week for hourly and finer; ``data.frequency.seasons_for``). Each series is read from its first to its
+    last observed target; a window the verdict cannot score is listed in ``skipped`` with its reason.
     """
     if not isinstance(model, Seq2SeqForecaster):
         raise TypeError(f"`model` must be a Seq2SeqForecaster; got {type(model).__name__}.")
