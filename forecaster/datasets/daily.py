@@ -78,8 +78,8 @@ def load_birthdays() -> tuple[pd.DataFrame, DatasetInfo]:
     """Daily births in each US state and DC (51 series), 1969-01-01 to 1988-12-31, from mosaicData's ``Birthdays``.
 
     The source holds 309 records dated an impossible day (30 February, 31 November, ...), which R's dates
-    roll into the next month and so duplicate a real day; they are dropped (their counts are small, under
-    1% of the day they would be added to). Every state then has all 7,305 days. ``holiday`` (US federal
+    roll into the next month and so duplicate a real day; they are dropped (their counts are small: median 2
+    births). Every state then has all 7,305 days. ``holiday`` (US federal
     holidays, :func:`us_holiday_flag`) is future-known.
     """
     raw, source = _rdataset("mosaicData", "Birthdays")
