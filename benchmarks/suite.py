@@ -15,7 +15,17 @@ training parts (no origin reads a test part):
   parts of M3 yearly, M3 quarterly and Tourism quarterly, each cut to its last 30 + h rows, so that no origin reads
   more than 30 observations.
 
-The geometric means "all" cover the fourteen panels above; "covariates" and "short" their own groups. Per panel it
+- a daily group ("daily"; the electricity study's daily series counts in it too): modeldata's Chicago rail
+  ridership (20 stations; holidays and home games known ahead), mosaicData's US births (51 states; holidays), and
+  300 synthetic daily retail series (promotions, holidays and opening days known ahead; closed days and intermittent
+  series), scored against seasonal naive, AutoETS and MSTL (week and year);
+- a high-frequency group ("high-frequency"): the electricity study half-hourly (temperature and working day known
+  ahead, day-ahead), fpp3's 5-minute bank calls (opening hours known ahead), the forecast package's half-hourly
+  `taylor` demand, and 200 synthetic hourly demand series (temperature and holidays known ahead), scored against
+  seasonal naive and MSTL (day and week; AutoETS takes no season over 24 periods).
+
+The geometric means "all" cover the fourteen panels above; the other groups have their own, with ratios to MSTL
+(``*_vs_mstl``) where it ran. Per panel it
 also prints the nine levels' hit rates (the share of actuals at or below each quantile, pooled over origins) and
 writes them to the CSV (``hit_q10``, ..., ``hit_q90``).
 
@@ -30,6 +40,7 @@ timing, so no one-off compilation is counted; every model runs in this one proce
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels small         # draws and fpp3 only
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels covariates    # the two covariate-driven panels
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels short         # the short-history draws
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels daily electricity_daily high-frequency
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --model '{"init": "pretrained"}' --label prior
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --treatment network --label "network quantiles"
     OMP_WAIT_POLICY=PASSIVE python benchmarks/suite.py --panels tourism_quarterly --irrelevant-flag --label flag
@@ -53,7 +64,19 @@ import numpy as np
 import pandas as pd
 
 from forecaster import Seq2SeqForecaster, backtest
-from forecaster.datasets import load_electricity, load_fpp3, load_m3, load_tourism, make_panel
+from forecaster.datasets import (
+    load_bank_calls,
+    load_birthdays,
+    load_chicago,
+    load_electricity,
+    load_fpp3,
+    load_m3,
+    load_taylor,
+    load_tourism,
+    make_daily_retail,
+    make_hourly_demand,
+    make_panel,
+)
 from forecaster.model import calibration
 from forecaster.model.calibration import TREATMENTS
 
@@ -61,6 +84,12 @@ N_ORIGINS = 3
 DRAW_SEED = 2026
 MODEL = "seq2seq"
 BASELINES = ("seasonal_naive", "auto_ets")
+# The baselines of each group where they differ: daily and high-frequency users compare with MSTL (the week and the
+# year, the day and the week), and AutoETS takes no season longer than 24 periods.
+GROUP_BASELINES = {"daily": (*BASELINES, "mstl"), "high-frequency": ("seasonal_naive", "mstl")}
+GROUPS = ("small", "large", "short", "covariates", "daily", "high-frequency")
+# Panels in two groups' means: the electricity study's daily series is a covariate panel and a daily one.
+ALSO_IN = {"electricity_daily": "daily"}
 OUT = Path(__file__).parent / "results" / "suite.csv"
 
 
@@ -135,6 +164,17 @@ def _promotions() -> Loaded:
     return df[["unique_id", "ds", "y", "promo"]], 12, 12, "MS", ("promo",)
 
 
+def _loaded(loader: Callable[[], tuple[pd.DataFrame, object]]) -> Callable[[], Loaded]:
+    """A dataset loader as the suite scores it: its frame with the target and its future-known covariates."""
+
+    def load() -> Loaded:
+        df, info = loader()
+        future = tuple(info.future_covariates)
+        return df[["unique_id", "ds", "y", *future]], info.horizon, info.season_length, info.freq, future
+
+    return load
+
+
 # Panel -> (group, loader). Small: the draws and fpp3; large: whole training parts; covariates: panels whose
 # future-known covariates drive the target (their own group, so the other groups' means stay comparable).
 PANELS: dict[str, tuple[str, Callable[[], Loaded]]] = {
@@ -158,6 +198,13 @@ PANELS: dict[str, tuple[str, Callable[[], Loaded]]] = {
     "short_m3_quarterly_draw50": ("short", _short("m3", "quarterly", 50)),
     "short_tourism_quarterly_draw20": ("short", _short("tourism", "quarterly", 20)),
     "short_tourism_quarterly_draw50": ("short", _short("tourism", "quarterly", 50)),
+    "chicago_daily": ("daily", _loaded(load_chicago)),
+    "birthdays_daily": ("daily", _loaded(load_birthdays)),
+    "retail_daily_synthetic": ("daily", _loaded(make_daily_retail)),
+    "electricity_halfhourly": ("high-frequency", _loaded(lambda: load_electricity("half-hourly"))),
+    "bank_calls_5min": ("high-frequency", _loaded(load_bank_calls)),
+    "taylor_halfhourly": ("high-frequency", _loaded(load_taylor)),
+    "demand_hourly_synthetic": ("high-frequency", _loaded(make_hourly_demand)),
     "electricity_daily": ("covariates", _electricity),
     "promotions_synthetic": ("covariates", _promotions),
 }
@@ -184,12 +231,13 @@ def score_panel(name: str, params: dict, irrelevant_flag: bool = False) -> pd.Da
         future = (*future, "flag")
     roles = {"future_covariates": list(future)} if future else {}
     model = Seq2SeqForecaster(horizon=horizon, freq=freq, season_length=season, progress=False, num_threads=1, **roles, **params)
-    result = backtest(model, df, n_windows=N_ORIGINS, step_size=math.ceil(horizon / 2), progress=False)
+    baselines = GROUP_BASELINES.get(group) or GROUP_BASELINES.get(ALSO_IN.get(name, ""), BASELINES)
+    result = backtest(model, df, n_windows=N_ORIGINS, step_size=math.ceil(horizon / 2), baselines=baselines, progress=False)
     summary = result.summary()
     rates = result.calibration()  # model x level: the share of actuals at or below each quantile, pooled over origins
     check = result.settings.get("occlusion") or {}
     rows = []
-    for model_name in (MODEL, *BASELINES):
+    for model_name in (MODEL, *baselines):
         row = summary.loc[model_name]
         own = model_name == MODEL  # the occlusion check of the last fold's maps and shares (50 series at most)
         rows.append(
@@ -218,32 +266,42 @@ def hit_column(level: float) -> str:
 
 
 def ratios(table: pd.DataFrame) -> pd.DataFrame:
-    """Each model's MASE, WQL and seconds as ratios to AutoETS on the same panel (and label)."""
+    """Each model's MASE, WQL and seconds as ratios to AutoETS on the same panel (and label), and to MSTL
+    (``*_vs_mstl``) where it ran (the daily and high-frequency groups; the latter have no AutoETS)."""
     keys = [c for c in ("label", "panel") if c in table]
-    ets = table[table["model"] == "auto_ets"].set_index(keys)[["mase", "wql", "seconds"]]
-    out = table.join(ets, on=keys, rsuffix="_ets")
-    for metric in ("mase", "wql", "seconds"):
-        out[f"{metric}_ratio"] = out[metric] / out[f"{metric}_ets"]
-    return out.drop(columns=[f"{m}_ets" for m in ("mase", "wql", "seconds")])
+    out = table
+    for reference, suffix in (("auto_ets", "_ratio"), ("mstl", "_vs_mstl")):
+        rows = table[table["model"] == reference].set_index(keys)[["mase", "wql", "seconds"]]
+        out = out.join(rows, on=keys, rsuffix="_reference")
+        for metric in ("mase", "wql", "seconds"):
+            out[f"{metric}{suffix}"] = out[metric] / out[f"{metric}_reference"]
+        out = out.drop(columns=[f"{m}_reference" for m in ("mase", "wql", "seconds")])
+    return out
 
 
 def geometric_means(table: pd.DataFrame) -> pd.DataFrame:
     """Geometric means of the ratios to AutoETS (and the mean coverage) per model, over all panels and per group."""
     scored = ratios(table)
     parts = []
-    suite = scored[~scored["group"].isin(["covariates", "short"])]  # "all": the fourteen panels every label has
-    for group, rows in [("all", suite), *scored.groupby("group")]:
+    suite = scored[scored["group"].isin(["small", "large"])]  # "all": the fourteen panels every label has
+    also = scored[scored["panel"].isin(list(ALSO_IN))].assign(group=lambda t: t["panel"].map(ALSO_IN))
+    groups = pd.concat([scored, also], ignore_index=True).groupby("group")
+    geometric = lambda v: float(np.exp(np.log(v.dropna()).mean())) if v.notna().any() else np.nan  # noqa: E731
+    for group, rows in [("all", suite), *groups]:
         agg = rows.groupby("model").agg(
-            mase_ratio=("mase_ratio", lambda v: float(np.exp(np.log(v).mean()))),
-            wql_ratio=("wql_ratio", lambda v: float(np.exp(np.log(v).mean()))),
-            seconds_ratio=("seconds_ratio", lambda v: float(np.exp(np.log(v).mean()))),
+            mase_ratio=("mase_ratio", geometric),
+            wql_ratio=("wql_ratio", geometric),
+            seconds_ratio=("seconds_ratio", geometric),
+            mase_vs_mstl=("mase_vs_mstl", geometric),
+            wql_vs_mstl=("wql_vs_mstl", geometric),
+            seconds_vs_mstl=("seconds_vs_mstl", geometric),
             coverage_80=("coverage_80", "mean"),
             **({"occlusion_median": ("occlusion_ratio", "median")} if "occlusion_ratio" in rows else {}),
             **({"share_occlusion_median": ("share_occlusion_ratio", "median")} if "share_occlusion_ratio" in rows else {}),
             panels=("panel", "nunique"),
         )
         parts.append(agg.assign(group=group).reset_index())
-    return pd.concat(parts, ignore_index=True).set_index(["group", "model"])
+    return pd.concat(parts, ignore_index=True).set_index(["group", "model"]).dropna(axis=1, how="all")
 
 
 def print_summary(table: pd.DataFrame) -> None:
@@ -268,7 +326,10 @@ def write_atomically(frame: pd.DataFrame, path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--panels", nargs="*", default=["all"], help="panel names, or the groups 'small', 'large', 'short', 'covariates', 'all'"
+        "--panels",
+        nargs="*",
+        default=["all"],
+        help=f"panel names, or the groups {', '.join(GROUPS)}, 'all'",
     )
     parser.add_argument("--model", default="{}", help="JSON of Seq2SeqForecaster parameters (default: the defaults)")
     parser.add_argument("--label", default="defaults", help="name of this variant in the CSV")
@@ -293,7 +354,9 @@ def main() -> None:
     ]
     unknown = [n for n in names if n not in PANELS]
     if unknown:
-        parser.error(f"unknown panels {unknown}; choose from {list(PANELS)} or small, large, short, covariates, all")
+        parser.error(
+            f"unknown panels {unknown}; choose from {list(PANELS)} or small, large, short, covariates, daily, high-frequency, all"
+        )
     params = json.loads(args.model)
     if args.treatment:  # every fit's calibration takes this treatment, whatever its held-out windows say
 
@@ -309,9 +372,13 @@ def main() -> None:
         tick = time.perf_counter()
         table = score_panel(name, params, args.irrelevant_flag).assign(label=args.label)
         tables.append(table)
-        shown = ratios(table).set_index("model")[
-            ["mase", "wql", "coverage_80", "seconds", "mase_ratio", "wql_ratio", "seconds_ratio"]
-        ]
+        shown = (
+            ratios(table)
+            .set_index("model")[
+                ["mase", "wql", "coverage_80", "seconds", "mase_ratio", "wql_ratio", "seconds_ratio", "mase_vs_mstl"]
+            ]
+            .dropna(axis=1, how="all")
+        )
         print(
             f"\n== {name} ({table['n_series'].iloc[0]} series, h={table['horizon'].iloc[0]}; {time.perf_counter() - tick:.0f} s)"
         )
