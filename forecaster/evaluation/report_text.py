@@ -98,8 +98,11 @@ def verdict_sentence(summary: pd.DataFrame, verdict: dict | None, settings: dict
     """One sentence in plain words: better or worse than each baseline, by how much, on how many series and points."""
     if MODEL not in summary.index:
         return "**In short:** seq2seq was scored on no series."
-    compared = [(b, float(summary.loc[MODEL, f"rel_mase_vs_{b}"])) for b in ("auto_ets", "seasonal_naive")]
-    compared = [(b, r) for b, r in compared if f"rel_mase_vs_{b}" in summary and np.isfinite(r)] if compared else []
+    compared = [
+        (b, float(summary.loc[MODEL, f"rel_mase_vs_{b}"]))
+        for b in ("auto_ets", "seasonal_naive")
+        if f"rel_mase_vs_{b}" in summary and np.isfinite(summary.loc[MODEL, f"rel_mase_vs_{b}"])
+    ]
     if verdict:
         covered = (
             f"on {verdict['series']:,} of {verdict['series_total']:,} series and {verdict['points']:,} of "
