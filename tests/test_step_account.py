@@ -8,8 +8,6 @@ import pandas as pd
 import pytest
 from conftest import fast_model, future_frame
 
-from forecaster.model.account import STEP_PARTS
-
 
 @pytest.mark.parametrize("values", ["states", "observations"])
 def test_the_parts_of_every_series_and_step_add_up_to_the_forecast_predict_returns(panel, values):
@@ -17,6 +15,8 @@ def test_the_parts_of_every_series_and_step_add_up_to_the_forecast_predict_retur
     model = fast_model(future_covariates=["promo"], attention_values=values).fit(df)
     future = future_frame(df, 6)
     steps = model.explain(future_df=future, by="step")
+    from forecaster.model.account import STEP_PARTS
+
     names = STEP_PARTS[values]
     assert steps.attrs["parts"] == names and list(steps.columns) == ["unique_id", "ds", "step", *names, "y_hat"]
     assert len(steps) == steps[["unique_id", "step"]].drop_duplicates().shape[0] == df["unique_id"].nunique() * 6
