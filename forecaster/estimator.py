@@ -499,40 +499,63 @@ class Seq2SeqForecaster(BaseEstimator):
         return forecast_frame(panel, forecast, self.state_.quantiles, self.quantiles, self.id_col, self.time_col, tz)
 
     def explain(
-        self, df: pd.DataFrame | None = None, future_df: pd.DataFrame | None = None, include_padding: bool = False
+        self,
+        df: pd.DataFrame | None = None,
+        future_df: pd.DataFrame | None = None,
+        include_padding: bool = False,
+        by: str = "point",
     ) -> pd.DataFrame:
-        """Attention weights of each horizon step over the history, in long format.
+        """Where the forecast came from: per history point (``by="point"``) or per (series, step) (``by="step"``).
 
-        Returns columns ``unique_id``, ``ds`` (target time), ``step`` (1..horizon),
-        ``ds_history`` (attended time), ``lag`` (periods from the attended time to the
-        origin; 0 is the origin) and ``weight``. Padded positions (before a series
-        starts) get exactly zero weight and are omitted, or kept and flagged in a
-        ``padded`` column with ``include_padding=True`` (their ``ds_history`` is the
-        calendar period they would have had). The weights of each (series, step) sum
-        to one (with ``attention_values="observations"``, zero where a window holds no observed target: an
-        ``EmptyWindowWarning`` names such series). ``predict`` after ``explain`` on the same inputs reuses its pass.
+        ``by="point"`` (the default): attention weights of each horizon step over the history, in long format, with
+        columns ``unique_id``, ``ds`` (target time), ``step`` (1..horizon), ``ds_history`` (attended time), ``lag``
+        (periods from the attended time to the origin; 0 is the origin) and ``weight``. Padded positions (before a
+        series starts) get exactly zero weight and are omitted, or kept and flagged in a ``padded`` column with
+        ``include_padding=True`` (their ``ds_history`` is the calendar period they would have had). The weights of
+        each (series, step) sum to one (with ``attention_values="observations"``, zero where a window holds no
+        observed target: an ``EmptyWindowWarning`` names such series). Beside them (none with ``log_target``),
+        ``contribution``: each history point's share of the median forecast, the network's blend weight applied.
+        Summed over a (series, step)'s rows, the shares are its ``history_x_network_weight`` below. The columns
+        ``step_baseline``, ``step_covariates``, ``step_partners``, ``step_head`` and ``y_hat`` repeat a step's parts
+        on each of its history rows (summing them over rows means nothing); they are kept for one release for code
+        that reads them, and ``by="step"`` is the frame to read.
 
-        Beside the weights, the account of the median forecast (none with ``log_target``): per
-        (series, step), ``contribution`` summed over the history plus ``step_baseline``,
-        ``step_covariates`` and ``step_partners`` add up to ``y_hat``. ``contribution`` is each history
-        point's share. With ``attention_values="observations"`` it is exact by construction: weight x
-        observation, plus its seasonal and trend adjustment and its linear-skip term. With ``"states"``
-        (the default) it is the point's integrated-gradients share of what the network adds to the window's
-        level, along the path from a flat history at that level; ``step_baseline`` is then the level itself
-        (windows whose scale fell back, such as constant ones, have no shares and keep the network's part
-        there). ``step_covariates`` is the future-known covariates' effect against their training mean,
-        ``step_partners`` the statistical partners'. ``step_head`` is 0 (no part is left unattributed; the
-        column is kept for code that reads it). The shares of the state design
-        take a gradient pass per horizon step: ``explain`` costs several ``predict`` calls (docs/attention.md).
+        ``by="step"``: one row per (series, step), ``unique_id``, ``ds``, ``step``, its parts and ``y_hat``; the parts
+        (``attrs["parts"]``) add up to ``y_hat``, the median ``predict`` returns:
 
-        With a Dask ``df``, a lazy Dask DataFrame of the same rows (as ``predict``).
+        - ``history_x_network_weight``: the history points' shares, summed. With ``attention_values="observations"``
+          exact by construction (weight x observation, plus its seasonal and trend adjustment and its linear-skip
+          term); with ``"states"`` (the default) each point's integrated-gradients share of what the network adds to
+          the window's level, along the path from a flat history at that level.
+        - ``window_level_x_network_weight`` (``"states"``): the window's level, where that path starts, times the
+          network's blend weight (1 less the partners' weights: 0.5 x the level with the default partners); windows
+          whose scale fell back, such as constant ones, have no shares and keep the network's part here.
+          ``step_and_statics_x_network_weight`` (``"observations"``): the head's step, calendar and statics term and
+          the unattended level, times the network's blend weight.
+        - ``covariates_x_network_weight``: the future-known covariates' effect against their training mean.
+        - ``partners_weighted``: the statistical partners' forecasts times their blend weights.
+
+        The shares of the state design take a gradient pass per horizon step: ``explain`` costs several ``predict``
+        calls (docs/attention.md). ``predict`` after ``explain`` on the same inputs reuses its pass. With a Dask
+        ``df``, a lazy Dask DataFrame of the point rows (as ``predict``); ``by="step"`` needs a pandas frame.
         """
+        if by not in ("point", "step"):
+            raise ValueError(f"`by` must be 'point' or 'step'; got {by!r}.")
         if is_dask_frame(df) or is_dask_frame(future_df):
+            if by == "step":
+                raise ValueError("`explain(by='step')` needs a pandas frame; explain a Dask frame by point.")
             return engine("dask.forecast_frames")(self, "explain", df, future_df, include_padding=include_padding)
         panel, tz = self._panel_for(df, future_df)
         forecast = self._forecast_ends(panel, account=True)
         values = self.state_.network.values
-        return attention_frame(panel, forecast, self.id_col, self.time_col, tz, include_padding, values)
+        frame = attention_frame(panel, forecast, self.id_col, self.time_col, tz, include_padding or by == "step", values)
+        if by == "point":
+            return frame
+        if "contribution" not in frame:
+            raise ValueError("No account with log_target: its parts would add up to the log of the forecast.")
+        from .model.account import step_account
+
+        return step_account(frame, self.id_col, self.time_col, values)
 
     # ------------------------------------------------------------------ model files
     def save(self, path) -> None:

@@ -56,6 +56,21 @@ def account_caption(explanation: pd.DataFrame) -> str:
     return CAPTIONS.get(explanation.attrs.get("attention_values"), SHARES)
 
 
+def readable(value, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant digits in plain decimals, never in scientific notation.
+
+    ``132_100.4`` reads ``132100``, ``0.09034`` reads ``0.09034``, ``1.5e-7`` reads ``0.0000001500``; NaN reads ``""``.
+    The reports and the attention plots' titles print every WQL, MASE and share so.
+    """
+    value = float(value)
+    if not np.isfinite(value):
+        return "" if np.isnan(value) else str(value)
+    if value == 0.0:
+        return "0"
+    decimals = max(0, digits - 1 - int(np.floor(np.log10(abs(value)))))
+    return f"{value:.{decimals}f}"
+
+
 def literal(*texts: Text | Legend | None) -> None:
     """Draw text made from data (series ids, model and column names) as written.
 
@@ -159,7 +174,7 @@ def plot_forecast(
     extra = [b for b in BASELINES if b in forecasts.columns and b != point] if baselines is None else list(baselines)
     if missing := [b for b in extra if b not in forecasts.columns]:
         raise ValueError(f"`baselines` names columns that `forecasts` lacks: {missing}.")
-    fig, axes = plt.subplots(len(ids), 1, figsize=(10, 2.6 * len(ids)), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(len(ids), 1, figsize=(10, 2.3 * len(ids)), squeeze=False, layout="constrained")
     for ax, uid in zip(axes[:, 0], ids, strict=False):
         fc = forecasts[forecasts[id_col] == uid]
         if "cutoff" in fc.columns:
@@ -268,7 +283,9 @@ def _draw_forecast_panel(ax, ex, history_df, forecast, unique_id, names, x_edges
     past = after = fc = point = lo = hi = None
     if history_df is not None:
         series = history_df[history_df[id_col] == unique_id].sort_values(time_col)
+        series = series[series[time_col] >= hist_times[0]]  # the window the map covers: the y-axis is scaled to it
         past, after = series[series[time_col] < origin], series[series[time_col] >= origin]
+        after = after[after[time_col] <= ex[time_col].max()]
     if forecast is not None:
         fc = forecast[forecast[id_col] == unique_id]
         point, lo, hi = _point_and_band(fc, None)
@@ -335,13 +352,13 @@ def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: n
     ax.bar(x_edges[:-1], shares, width=np.diff(x_edges), align="edge", color="tab:purple", alpha=0.8)
     ax.axhline(0.0, color="0.4", lw=0.6)
     ax.set_ylabel("share of forecast")
-    head = f"network head (not split over points) {parts['head']:.4g}, " if parts["head"] else ""
+    head = f"network head (not split over points) {readable(parts['head'])}, " if parts["head"] else ""
     states = ex.attrs.get("attention_values") == "states"
-    baseline = "window level" if states else "step and statics"
+    baseline = "window level x network weight" if states else "step and statics x network weight"
     title = (
-        f"where the forecast came from (mean over steps): history points, summed, {shares.sum():.4g},\n{head}{baseline} "
-        f"{parts['baseline']:.4g}, covariates {parts['covariates']:.4g}, statistical partners {parts['partners']:.4g}; "
-        f"forecast {parts['forecast']:.4g}"
+        f"where the forecast came from (mean over steps): history points, summed, {readable(shares.sum())},\n{head}"
+        f"{baseline} {readable(parts['baseline'])}, covariates {readable(parts['covariates'])}, statistical partners "
+        f"{readable(parts['partners'])}; forecast {readable(parts['forecast'])}"
     )
     ax.set_title(title, loc="left", fontsize=8)
     ax.grid(alpha=0.3)

@@ -240,6 +240,7 @@ def _assert_attention_panel(fig, explanation, uid, history, forecast):
     np.testing.assert_allclose(spans, [(x_edges[i], x_edges[i + 1]) for i in np.flatnonzero(padded)])
 
     series = history[history["unique_id"] == uid].sort_values("ds")
+    series = series[series["ds"] >= expected.columns[0]]  # the window the map covers: the y-axis is scaled to it
     _assert_line(_line(top, "history"), series["ds"], series["y"])
     fc = forecast[forecast["unique_id"] == uid]
     _assert_line(_line(top, "forecast"), fc["ds"], fc["y_hat"])

@@ -22,8 +22,10 @@ from forecaster.evaluation.report_tables import (
     hit_rate_warning,
     label,
     markdown_table,
+    pick_folds,
     representative_series,
 )
+from forecaster.plots import readable
 
 VOID = {"img", "br", "wbr", "hr", "meta", "link", "input"}
 CAPTURED = {"h1", "h2", "h3", "h4", "p", "li", "th", "td", "blockquote", "code", "strong", "title"}
@@ -122,9 +124,9 @@ def mean_mase(result) -> pd.DataFrame:
 
 def test_html_holds_every_heading_paragraph_bullet_table_row_and_image_of_the_markdown(report):
     text, page = report
-    headings = [plain(line) for block in blocks(text) for line in block if re.match(r"#{1,3} ", line)]
+    headings = [plain(line) for block in blocks(text) for line in block if re.match(r"#{1,4} ", line)]
     assert [h for _, h in page.headings] == headings
-    assert {"Summary", "Per fold", "Against AutoETS", "Model settings", "Plots"} <= set(headings)
+    assert {"Forecasts against actuals", "Summary", "Per fold", "Against AutoETS", "Model settings", "Glossary"} <= set(headings)
     tables = [block for block in blocks(text) if block[0].startswith("|")]
     assert len(page.tables) == len(tables) >= 6
     for md_table, html_table in zip(tables, page.tables, strict=True):
@@ -207,12 +209,11 @@ def test_leaderboard_and_picks_follow_the_mase_difference_to_auto_ets(report, re
     for uid, *_ in gains:
         assert means.loc[uid, "seq2seq"] < means.loc[uid, "auto_ets"], uid
     assert [row[0] for row in losses] == list(difference[difference > 0].sort_values(ascending=False).index)
-    picks = representative_series(result.metrics)
-    assert picks["worst"] == difference.idxmax() and picks["best"] == difference.idxmin()
     own = result.metrics[result.metrics["model"] == "seq2seq"].groupby("unique_id")["mase"].mean().sort_values()
-    assert picks["median"] == own.index[len(own) // 2]
-    assert f"### Forecast: worst series (`{difference.idxmax()}`)" in text
-    assert f"{difference.max():+.3f}" in text  # the worst pick's loss, stated under its plot
+    picks = representative_series(result.metrics)
+    assert picks == {"best": own.index[0], "median": own.index[len(own) // 2], "worst": own.index[-1]}
+    assert f"### Forecast: worst series (`{own.index[-1]}`)" in text
+    assert f"highest seq2seq mean MASE over its folds ({readable(own.iloc[-1])} over 2)" in text  # the reason, stated
 
 
 def test_without_auto_ets_the_leaderboard_is_against_the_first_baseline_and_says_so(result, tmp_path):
@@ -332,26 +333,30 @@ def test_ids_in_tables_are_literal_whatever_they_hold(tmp_path):
     page = Page(render_html(markdown_table(frame, code=("unique_id",)), tmp_path, [], "<title>"))
     rows = page.tables[0]["rows"]
     assert [[text for _, text in row] for row in rows[1:]] == [
-        [uid, f"{d:.3f}"] for uid, d in zip(ids, frame["difference"], strict=True)
+        [uid, readable(d)] for uid, d in zip(ids, frame["difference"], strict=True)
     ]
     assert page.found["title"] == ["<title>"] and not page.found["code"][0].startswith("<")
 
 
-def test_best_and_worst_are_picked_by_the_difference_to_auto_ets_not_by_own_mase():
+def test_best_and_worst_are_picked_by_the_models_own_mase_and_drawn_on_their_best_and_worst_folds():
+    """The series shown as best had MASE 6.5 (best only against AutoETS); the worst was drawn on a good fold."""
     # A has the highest seq2seq MASE but beats AutoETS by far; B has a middling MASE and loses most.
     mase = {"A": (3.0, 5.0), "B": (1.5, 0.5), "C": (0.2, 0.4), "D": (1.0, 1.1), "E": (0.1, 0.05)}
+    days = ("2020-01-01", "2020-02-01", "2020-03-01")
     rows = [
-        {"unique_id": uid, "cutoff": pd.Timestamp(day), "model": model, "mase": value}
+        {"unique_id": uid, "cutoff": pd.Timestamp(day), "model": model, "mase": value * (1 + 0.1 * (i == 1) - 0.1 * (i == 2))}
         for uid, pair in mase.items()
-        for day in ("2020-01-01", "2020-02-01")
+        for i, day in enumerate(days)
         for model, value in zip(("seq2seq", "auto_ets"), pair, strict=True)
     ]
     metrics = pd.DataFrame(rows)
-    assert representative_series(metrics) == {"best": "A", "median": "D", "worst": "B"}
-    naive = metrics.assign(model=metrics["model"].replace({"auto_ets": "seasonal_naive"}))
-    assert representative_series(naive) == {"best": "A", "median": "D", "worst": "B"}  # the first baseline instead
-    alone = metrics[metrics["model"] == "seq2seq"]
-    assert representative_series(alone) == {"best": "E", "median": "D", "worst": "A"}  # no baseline: own MASE
+    picks = representative_series(metrics)
+    assert picks == {"best": "E", "median": "D", "worst": "A"}
+    folds = pick_folds(metrics, picks)
+    assert folds["worst"][0] == pd.Timestamp(days[1]) and folds["worst"][1] == pytest.approx(3.3)  # its worst fold
+    assert folds["best"][0] == pd.Timestamp(days[2]) and folds["best"][1] == pytest.approx(0.09)  # its best fold
+    assert folds["median"][0] == pd.Timestamp(days[2])  # the last fold: the one whose attention is kept
+    assert representative_series(metrics[metrics["model"] == "seq2seq"]) == picks  # with or without a baseline
 
 
 def test_the_attention_maps_of_a_report_share_one_colour_scale(monkeypatch, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import os
 import platform
@@ -9,21 +10,36 @@ import secrets
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .._version import __version__
 from ..partners.blend import PARTNERS
-from ..plots import account_caption, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
+from ..plots import (
+    account_caption,
+    attention_diagnostics,
+    literal,
+    plot_attention,
+    plot_attention_profile,
+    plot_forecast,
+    readable,
+)
 from .report_html import render_html
-from .report_plots import mase_by_step, plot_calibration, plot_mase_by_step, plot_relative, save
+from .report_plots import (
+    mase_by_step,
+    plot_calibration,
+    plot_mase_by_step,
+    plot_overview,
+    plot_per_series,
+    plot_relative,
+    save,
+)
 from .report_tables import (
     COVERAGE_TOLERANCE,
     MODEL,
     calibration_by_fold,
     code_span,
     coverage_warning,
-    headline,
+    duration,
     hit_rate_warning,
     label,
     leaderboard,
@@ -31,6 +47,7 @@ from .report_tables import (
     occlusion_warning,
     paired,
     per_fold,
+    pick_folds,
     plain_text,
     readable_summary,
     reference_model,
@@ -38,6 +55,7 @@ from .report_tables import (
     settings_table,
     spreadsheet_safe,
 )
+from .report_text import FOLDED, by_step_table, figure, glossary, pick_sentence, second_line, verdict_sentence
 
 # Every file a report may write (none is named after a series id); rewriting a report removes those of them
 # the new report does not write, and nothing else.
@@ -48,7 +66,9 @@ REPORT_FILES = (
     "forecasts.csv",
     "summary.csv",
     "skipped.csv",
+    "forecast_overview.png",
     "mase_by_step.png",
+    "mase_per_series.png",
     "relative_mase.png",
     "calibration.png",
     "calibration.csv",
@@ -108,68 +128,109 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
     return folder / "report.md"
 
 
+def _canonical(result):
+    """The result with its data and attention in ``unique_id``, ``ds``, ``y`` (the forecasts' names), whatever the
+    model called them; returns it and the user's (id, time, target) names."""
+    params = result.settings.get("model_params", {})
+    names = tuple(params.get(k) or d for k, d in (("id_col", "unique_id"), ("time_col", "ds"), ("target_col", "y")))
+    renames = dict(zip(names, ("unique_id", "ds", "y"), strict=True))
+    data, attention = result.data, result.attention
+    if data is not None:
+        data = data.rename(columns=renames)
+    if attention is not None:
+        attrs = dict(attention.attrs)
+        attention = attention.rename(columns={**renames, f"{names[1]}_history": "ds_history"})
+        attention.attrs.update(attrs)
+    return dataclasses.replace(result, data=data, attention=attention), names
+
+
 def _write_files(result, folder: Path, title: str | None) -> list[str]:
     """Write every file of the report into ``folder``; returns their names."""
-    models = result.models
-    summary = result.summary()
     tables = {"metrics.csv": result.metrics, "forecasts.csv": result.forecasts, "skipped.csv": result.skipped}
     for name, table in tables.items():
         spreadsheet_safe(table).to_csv(folder / name, index=False)
+    summary = result.summary()
     summary.to_csv(folder / "summary.csv")
     every = settings_table(result, everything=True)
     every.assign(**{c: every[c].str.replace("`", "", regex=False).str.strip() for c in every.columns}).to_csv(
         folder / "settings.csv", index=False
     )
-    reference = reference_model(models)
-    images: list[tuple[str, object, str]] = []  # caption, series id (None if none), file name
-    by_step = mase_by_step(result.forecasts, result.metrics, models)
-    images.append(("MASE by horizon step", None, plot_mase_by_step(by_step, folder)))
-    relative = plot_relative(result.metrics, models, folder)
-    if relative:
-        images.append(("Per-series MASE relative to AutoETS", None, relative))
+    result, names = _canonical(result)
     rates = result.calibration()
     if len(rates):
         spreadsheet_safe(rates).to_csv(folder / "calibration.csv")
         tables["calibration.csv"] = rates
         if "cutoff" in result.quantile_metrics:
-            by_fold = result.calibration(by="fold")
-            spreadsheet_safe(by_fold).to_csv(folder / "calibration_by_fold.csv")
-            tables["calibration_by_fold.csv"] = by_fold
-        images.append(("Calibration: hit rate against nominal level", None, plot_calibration(rates, folder)))
-    picks = representative_series(result.metrics, reference=reference)
-    notes = _pick_notes(result.metrics, picks, reference)
-    picks = _once(picks, notes)
-    last_cutoff = result.forecasts["cutoff"].max()
-    last = result.forecasts[result.forecasts["cutoff"] == last_cutoff]
-    data = result.data
-    for name, uid in picks.items():
-        if data is not None:
-            fig = plot_forecast(result.forecasts[result.forecasts["unique_id"] == uid], data, unique_ids=[uid], model=MODEL)
-            literal(fig.axes[0].set_title(f"{uid} ({name} seq2seq MASE), last fold", loc="left", fontsize=10))
-            literal(fig.axes[0].set_title(notes[name][0], loc="right", fontsize=8, color="0.35"))
-            images.append((f"Forecast: {name} series", uid, save(fig, folder, f"forecast_{name}.png")))
-    attention_md = _attention_section(result, picks, last, folder, images) if result.attention is not None else ""
-    text = _markdown(result, summary, by_step, attention_md, images, notes, reference, title)
+            spreadsheet_safe(result.calibration(by="fold")).to_csv(folder / "calibration_by_fold.csv")
+            tables["calibration_by_fold.csv"] = result.calibration(by="fold")
+    figures, notes, picks, folds = _figures(result, folder, rates, names[2])
+    attention_md = _attention_section(result, picks, folder, figures, names) if result.attention is not None else ""
+    text = _markdown(result, summary, attention_md, figures, notes, picks, title)
     (folder / "report.md").write_text(text, encoding="utf-8")
-    page = render_html(text, folder, [name for _, _, name in images], title or "Backtest report")
+    page = render_html(text, folder, list(figures.values()), title or "Backtest report", folded=FOLDED)
     (folder / "report.html").write_text(page, encoding="utf-8")
-    return [*tables, "summary.csv", "settings.csv", *(name for _, _, name in images), "report.md", "report.html"]
+    return [*tables, "summary.csv", "settings.csv", *figures.values(), "report.md", "report.html"]
 
 
-def _attention_section(result, picks: dict, last, folder: Path, images: list) -> str:
-    """The attention section's Markdown; the maps of the picked series and the profile join ``images``."""
+def _figures(result, folder: Path, rates, target: str) -> tuple[dict, dict, dict, dict]:
+    """Draw the report's figures; returns them (key -> file name), each pick's sentence, the picks and their folds."""
+    models, figures, notes = result.models, {}, {}
+    picks = _once(representative_series(result.metrics), notes)
+    folds = pick_folds(result.metrics, picks)
+    reference = reference_model(models)
+    for name, uid in picks.items():
+        if name in folds:
+            notes[name] = pick_sentence(name, uid, folds[name], result.metrics, reference) + notes.get(name, "")
     data = result.data
+    if data is not None and folds:
+        figures["overview"] = plot_overview(result.forecasts, data, picks, folds, target, folder)
+        for name, uid in picks.items():
+            if name not in folds:
+                continue
+            shown = result.forecasts[(result.forecasts["unique_id"] == uid) & (result.forecasts["cutoff"] == folds[name][0])]
+            fig = plot_forecast(shown, data, unique_ids=[uid], model=MODEL, ylabel=target)
+            cutoff = pd.Timestamp(folds[name][0]).date()
+            literal(fig.axes[0].set_title(f"{uid}: {name} series, cutoff {cutoff}", loc="left", fontsize=10))
+            figures[f"forecast_{name}"] = save(fig, folder, f"forecast_{name}.png")
+    figures["mase_by_step"] = plot_mase_by_step(mase_by_step(result.forecasts, result.metrics, models), folder)
+    per_series = plot_per_series(result.metrics, [m for m in ("auto_ets", "seasonal_naive") if m in models], folder)
+    if per_series:
+        figures["mase_per_series"] = per_series
+    relative = plot_relative(result.metrics, models, folder)
+    if relative:
+        figures["relative_mase"] = relative
+    if len(rates):
+        figures["calibration"] = plot_calibration(rates, folder)
+    return figures, notes, picks, folds
+
+
+def _attention_section(result, picks: dict, folder: Path, figures: dict, names: tuple) -> str:
+    """The attention section's Markdown; the maps of the picked series and the profile join ``figures``.
+
+    The backtest keeps the attention of the last fold only: each pick's map is its own last-fold forecast, whatever
+    date its series ends on; a pick without one is named, with the reason.
+    """
+    data, attention = result.data, result.attention
     season = result.settings["season_length"]
-    diagnostics = attention_diagnostics(result.attention, season)
-    shown = result.attention[result.attention["unique_id"].isin(list(picks.values()))]
+    diagnostics = attention_diagnostics(attention, season)
+    shown = attention[attention["unique_id"].isin(list(picks.values()))]
     shown = shown[~shown["padded"]] if "padded" in shown else shown
     vmax = float(shown["weight"].max()) if len(shown) else None  # one colour scale for the maps of a report
+    lines, attended = [], set(attention["unique_id"])
     for name, uid in picks.items():
-        if uid in set(result.attention["unique_id"]) and uid in set(last["unique_id"]):
-            fig = plot_attention(result.attention, df=data, unique_id=uid, forecasts=last, vmax=vmax)
-            images.append((f"Attention: {name} series", uid, save(fig, folder, f"attention_{name}.png")))
-    fig = plot_attention_profile(result.attention, season, relative_to="target")
-    images.append(("Attention profile (lag from the target period)", None, save(fig, folder, "attention_profile.png")))
+        if uid not in attended:
+            lines.append(f"- No attention map for the {name} series ({code_span(uid)}): it was not forecast in the last fold.")
+            continue
+        own = result.forecasts[result.forecasts["unique_id"] == uid]
+        last = own[own["cutoff"] == own["cutoff"].max()]
+        fig = plot_attention(attention, df=data, unique_id=uid, forecasts=last, vmax=vmax)
+        literal(fig.axes[0].set_ylabel(names[2]))
+        figures[f"attention_{name}"] = save(fig, folder, f"attention_{name}.png")
+        cutoff = pd.Timestamp(last["cutoff"].iloc[0]).date() if len(last) else "?"
+        lines += ["", f"### Attention: {name} series ({code_span(uid)}), last fold (cutoff {cutoff})", ""]
+        lines += [f"![Attention: {name} series]({figures[f'attention_{name}']})", ""]
+    fig = plot_attention_profile(attention, season, relative_to="target")
+    figures["attention_profile"] = save(fig, folder, "attention_profile.png")
     check = result.settings.get("occlusion")
     faithful = (
         f"- occlusion ratio: {check['ratio']:.2f} (the last fold, {check['n_series']} series): replacing each series' "
@@ -187,13 +248,16 @@ def _attention_section(result, picks: dict, last, folder: Path, images: list) ->
     return (
         (f"{warning}\n\n" if warning else "")
         + faithful
-        + f"- attention mass on padded positions (must be 0): {diagnostics.padded_mass:.2e}\n"
-        f"- mean attention entropy: {diagnostics.mean_entropy:.3f} nats "
+        + f"- attention mass on padded positions (must be 0): {readable(diagnostics.padded_mass)}\n"
+        f"- mean attention entropy: {readable(diagnostics.mean_entropy)} nats "
         f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
         f"- share of attention on the last season ({season} periods) before the origin: "
-        f"{diagnostics.last_season_share:.3f}\n\n"
+        f"{readable(diagnostics.last_season_share)}\n\n"
         + markdown_table(diagnostics.by_step)
-        + f"\n\n> {account_caption(result.attention)}\n"
+        + f"\n\n> {account_caption(result.attention)}\n\n"
+        + "\n".join(lines)
+        + "\n\n### Attention profile (lag from the target period)\n\n"
+        + f"![Attention profile]({figures['attention_profile']})\n"
     )
 
 
@@ -212,7 +276,10 @@ def verdict_line(verdict: dict | None, skipped: pd.DataFrame) -> str:
 def _settings_lines(result) -> list[str]:
     s = result.settings
     params = s["model_params"]
+    names = [params.get(k) or d for k, d in (("id_col", "unique_id"), ("time_col", "ds"), ("target_col", "y"))]
     lines = [
+        f"- columns: series id {code_span(names[0])}, time {code_span(names[1])}, target {code_span(names[2])} "
+        "(the CSVs name them `unique_id`, `ds` and `y`)",
         f"- data: {s.get('data', 'user frame')}: {s['n_series']} series, {s['n_rows']} rows, "
         f"freq `{s['freq']}`, season {s['season_length']}",
         f"- folds: {s['n_windows']} origins, {s['step_size']} periods apart, horizon {s['horizon']}, "
@@ -228,7 +295,7 @@ def _settings_lines(result) -> list[str]:
         _blend_line(s["blend_weights"], [n for n in s["blend_weights"] if params.get(n) is None]),
         *_calibration_line(result),
         f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data",
-        f"- run time: {s['seconds']:.1f} s",
+        f"- run time: {duration(s['seconds'])}",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in _versions().items()),
     ]
     return lines
@@ -292,7 +359,7 @@ def _calibration_line(result) -> list[str]:
     ]
 
 
-def _once(picks: dict, notes: dict[str, tuple[str, str]]) -> dict:
+def _once(picks: dict, notes: dict[str, str]) -> dict:
     """The picks with each series once: a series that is also a later pick (best and median) is plotted once, and
     its note says what else it is."""
     kept: dict = {}
@@ -301,32 +368,8 @@ def _once(picks: dict, notes: dict[str, tuple[str, str]]) -> dict:
         if first is None:
             kept[name] = uid
         else:
-            short, sentence = notes[first]
-            notes[first] = (short, f"{sentence} It is also the {name} series.")
+            notes[first] = notes.get(first, "") + f" It is also the {name} series."
     return kept
-
-
-def _pick_notes(metrics: pd.DataFrame, picks: dict, reference: str | None) -> dict[str, tuple[str, str]]:
-    """Per pick: a short reason (for the plot) and a sentence with its numbers (for the report)."""
-    own = metrics[metrics["model"] == MODEL].groupby("unique_id")["mase"].mean()
-    against = paired(metrics, reference).set_index("unique_id") if reference else pd.DataFrame()
-    notes = {}
-    for name, uid in picks.items():
-        if name != "median" and uid in against.index:
-            row, ref = against.loc[uid], label(reference)
-            gain = "gain against" if name == "best" else "loss to"
-            short = f"picked by the largest MASE {gain} {ref}"
-            numbers = (
-                f"seq2seq MASE {row[f'{MODEL}_mase']:.3f}, {ref} {row[f'{reference}_mase']:.3f} "
-                f"(difference {row['difference']:+.3f}, mean over {int(row['n_folds'])} folds)"
-            )
-        else:
-            short = {"best": "picked by the lowest seq2seq MASE", "worst": "picked by the highest seq2seq MASE"}.get(
-                name, "picked by the median seq2seq MASE"
-            )
-            numbers = f"seq2seq MASE {own.get(uid, np.nan):.3f} (mean over folds)"
-        notes[name] = (short, f"{short[0].upper()}{short[1:]}: {numbers}.")
-    return notes
 
 
 def _against(result, reference: str | None) -> list[str]:
@@ -340,7 +383,7 @@ def _against(result, reference: str | None) -> list[str]:
     if reference != "auto_ets":
         intro = f"AutoETS is not among the baselines: against {ref} (`{reference}`), the first baseline. "
     parts = [
-        f"## Against {ref}",
+        f"### Against {ref}",
         "",
         f"{intro}Per series, the mean MASE over the folds where both seq2seq and {ref} are scored; `difference` is "
         f"seq2seq minus {ref} (negative: seq2seq is better) and `ratio` seq2seq over {ref}. seq2seq is better on "
@@ -352,7 +395,7 @@ def _against(result, reference: str | None) -> list[str]:
         (f"Where seq2seq loses most to {ref}", losses, "on no series"),
     ):
         shown = f" (the {len(rows)} largest differences)" if len(rows) >= 10 else ""
-        parts += [f"### {heading}{shown}", ""]
+        parts += [f"#### {heading}{shown}", ""]
         parts += [markdown_table(rows, code=("unique_id",)) if len(rows) else f"None: seq2seq does so {none}.", ""]
     return parts
 
@@ -365,7 +408,7 @@ def _distribution(result, summary: pd.DataFrame, rates: pd.DataFrame) -> list[st
     shown = rates.rename(columns=lambda level: f"q{level * 100:g}")
     by_fold = _calibration_by_fold(result)
     return [
-        "## Forecast distribution",
+        "### Forecast distribution",
         "",
         "WQL, the weighted quantile loss of the probabilistic benchmarks (Chronos, fev, GIFT-Eval): the mean over "
         "the levels of 2 x the pinball loss summed over every scored period, over the sum of |y| (lower is better). "
@@ -373,7 +416,7 @@ def _distribution(result, summary: pd.DataFrame, rates: pd.DataFrame) -> list[st
         "Below, each level's hit rate: the share of actuals at or below that quantile, which a calibrated forecast "
         f"matches to its level (flagged beyond {COVERAGE_TOLERANCE * 100:g} points; see the calibration plot).",
         "",
-        markdown_table(wql, digits=4),
+        markdown_table(wql),
         "",
         markdown_table(shown),
         "",
@@ -387,7 +430,7 @@ def _calibration_by_fold(result) -> list[str]:
         return []
     table = calibration_by_fold(result.calibration(by="fold"))
     return [
-        "### Calibration by fold",
+        "#### Calibration by fold",
         "",
         "Each fold on its own: the outermost interval's coverage and the level whose hit rate lies furthest from "
         "it (`off_points`). Every series shares a fold's periods, so a shock common to them (demand falling "
@@ -399,44 +442,77 @@ def _calibration_by_fold(result) -> list[str]:
     ]
 
 
-def _markdown(result, summary, by_step, attention_md, images, notes, reference, title) -> str:
-    parts = [f"# {plain_text(title) if title else 'Backtest report'}", "", headline(summary, result.settings), ""]
-    parts += [verdict_line(result.settings.get("verdict"), result.skipped), ""]
-    parts += [*_settings_lines(result), "", "## Summary", "", markdown_table(readable_summary(summary)), ""]
+def _markdown(result, summary, attention_md, figures, notes, picks, title) -> str:
+    """report.md, top-down: verdict and a figure, the planner's figures, the tables, then settings, method, glossary."""
+    reference = reference_model(result.models)
+    verdict = verdict_line(result.settings.get("verdict"), result.skipped)
+    parts = [f"# {plain_text(title) if title else 'Backtest report'}", ""]
+    parts += [verdict_sentence(summary, result.settings.get("verdict"), result.settings), ""]
+    parts += [second_line(summary, result, verdict), ""]
+    parts += ["## Forecasts against actuals", ""]
+    if "overview" in figures:
+        parts += figure("Forecasts against actuals", figures["overview"], OVERVIEW_NOTE)
+    else:
+        parts += ["No forecast figure: the backtest kept no input data to draw the history from.", ""]
+    parts += _warnings(result, summary)
+    parts += ["## What a planner looks at", ""]
+    for name in ("best", "median", "worst"):
+        if f"forecast_{name}" in figures:
+            uid = picks[name]
+            parts += [f"### Forecast: {name} series ({code_span(uid)})", ""]
+            parts += figure(f"Forecast: {name} series", figures[f"forecast_{name}"], notes.get(name, ""))
+    parts += ["### Error per horizon step, and calibration", "", STEP_NOTE, ""]
+    parts += _side_by_side(figures, ("mase_by_step", "MASE by horizon step"), ("calibration", "Calibration"))
+    if "mase_per_series" in figures or "relative_mase" in figures:
+        parts += ["### seq2seq against the baselines, per series", "", PER_SERIES_NOTE, ""]
+        pair = ("mase_per_series", "seq2seq against the baselines, per series"), ("relative_mase", "Relative MASE")
+        parts += _side_by_side(figures, *pair)
+    parts += _tables(result, summary, reference)
+    if attention_md:
+        parts += ["## Attention", "", attention_md, ""]
+    parts += _model_settings(result)
+    return "\n".join(parts + glossary())
+
+
+def _side_by_side(figures: dict, *shown: tuple[str, str]) -> list[str]:
+    """Figures in one paragraph: report.html sets them side by side where the page is wide enough."""
+    lines = [f"![{caption}]({figures[key]})" for key, caption in shown if key in figures]
+    return [*lines, ""] if lines else []
+
+
+def _warnings(result, summary) -> list[str]:
     coverage = summary["coverage"].get(MODEL) if "coverage" in summary else None
-    warning = coverage_warning(coverage, result.settings["model_params"].get("quantiles"))
-    if warning:
-        parts += [warning, ""]
-    rates = result.calibration()
-    levels = hit_rate_warning(rates)
-    if levels:
-        parts += [levels, ""]
-    parts += [
-        "MASE: mean absolute error over the horizon divided by the mean absolute seasonal difference of each "
-        'fold\'s training data; zero scales are excluded and counted (zero-scale). "MASE / X" is the '
-        "model's mean MASE over the baseline's on the same series and folds; wins is the share of "
-        "series-folds where the model has the lowest MASE; sMAPE is the symmetric MAPE in percent "
-        "(0-200); WQL the weighted quantile loss (below); coverage is the share of actuals inside the "
-        "outermost interval (nominal 80% by default). Seconds: the model's fit and predict time summed over folds; "
-        "for the statsforecast baselines, fit is fit plus forecast. summary.csv keeps the column names "
-        "(`mean_mase`, `rel_mase_vs_auto_ets`, `win_rate`, `n_zero_scale`, ...).",
+    found = [coverage_warning(coverage, result.settings["model_params"].get("quantiles")), hit_rate_warning(result.calibration())]
+    return [line for warning in found if warning for line in (warning, "")]
+
+
+def _tables(result, summary, reference) -> list[str]:
+    by_step = mase_by_step(result.forecasts, result.metrics, result.models)
+    n_windows, cutoffs = result.settings["n_windows"], result.settings.get("cutoffs")
+    return [
+        "## Tables",
         "",
-        "## Per fold",
+        "### Summary",
+        "",
+        markdown_table(readable_summary(summary)),
+        "",
+        "summary.csv keeps the column names (`mean_mase`, `rel_mase_vs_auto_ets`, `win_rate`, ...); the glossary "
+        "at the end says what each column is.",
+        "",
+        "### Per fold",
         "",
         "Each model's mean MASE and interval coverage in each fold (fold 1 has the earliest origin).",
         "",
-        markdown_table(per_fold(result.metrics, result.models, result.settings["n_windows"], result.settings.get("cutoffs"))),
+        markdown_table(per_fold(result.metrics, result.models, n_windows, cutoffs)),
         "",
         *_against(result, reference),
-        "## MASE by horizon step",
-        "",
-        markdown_table(by_step),
-        "",
-        *_distribution(result, summary, rates),
+        *by_step_table(by_step),
+        *_distribution(result, summary, result.calibration()),
     ]
-    if attention_md:
-        parts += ["## Attention", "", attention_md, ""]
-    parts += [
+
+
+def _model_settings(result) -> list[str]:
+    return [
         "## Model settings",
         "",
         "The seq2seq model's parameters that say what the forecast is, and every one given another value than its "
@@ -445,12 +521,31 @@ def _markdown(result, summary, by_step, attention_md, images, notes, reference, 
         "",
         markdown_table(settings_table(result)),
         "",
-        "## Plots",
+        "## Settings and method",
+        "",
+        *_settings_lines(result),
+        "",
+        METHOD,
         "",
     ]
-    for caption, uid, name in images:
-        heading = caption if uid is None else f"{caption} ({code_span(uid)})"
-        pick = caption.split(": ")[-1].removesuffix(" series")
-        note = f"{notes[pick][1]}\n\n" if uid is not None and caption.startswith("Forecast") and pick in notes else ""
-        parts.append(f"### {heading}\n\n{note}![{caption}]({name})\n")
-    return "\n".join(parts)
+
+
+OVERVIEW_NOTE = (
+    "The best, median and worst series by seq2seq's own mean MASE over its folds: the best drawn on its best fold, "
+    "the worst on its worst, the median on its last. Dashed: what happened; blue: the forecast and its interval."
+)
+STEP_NOTE = (
+    "Left: each model's mean scaled error at each step ahead. Right: each quantile level's share of actuals at or "
+    "below the forecast, which for a calibrated forecast lies on the diagonal."
+)
+PER_SERIES_NOTE = (
+    "Left: one point per series, its mean MASE under each baseline (across) and under seq2seq (up), over the folds "
+    "both scored; below the dashed line, seq2seq forecast that series better. Right: per series and fold, seq2seq's "
+    "MASE over AutoETS's on a log2 scale (left of 0: seq2seq is better)."
+)
+METHOD = (
+    "Method: rolling-origin backtest. Each fold trains on every row up to its cutoff and forecasts the horizon after "
+    "it; the baselines are fitted on the same rows. MASE divides each fold's mean absolute error by the mean absolute "
+    "seasonal difference of its training data (zero scales are excluded and counted). The verdict compares mean MASE "
+    "on the series and folds both models scored."
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import mimetypes
+import re
 from importlib.resources import files
 from pathlib import Path
 from string import Template
@@ -42,8 +43,9 @@ def _markdown() -> MarkdownIt:
 
 
 # The narrowest a figure is drawn (CSS pixels; its own width where smaller): on a phone-sized page a wide figure
-# keeps readable legends and axes and scrolls sideways in its box, instead of shrinking with the page.
-MIN_FIGURE_WIDTH = 880
+# keeps readable legends and axes and scrolls sideways in its box, instead of shrinking with the page; from an
+# 800 px page up every figure fits the page's width.
+MIN_FIGURE_WIDTH = 520
 
 
 def _png_width(data: bytes) -> int | None:
@@ -79,12 +81,41 @@ def _breakable_headers(tokens) -> None:
             ]
 
 
-def render_html(markdown_text: str, folder: Path, images: list[str], title: str) -> str:
-    """The HTML page of ``markdown_text``; ``images`` are file names in ``folder`` the text links to."""
+_HEADING = re.compile(r"<h([1-6])>(.*?)</h\1>\n", re.S)
+
+
+def fold_sections(body: str, folded: tuple[str, ...]) -> str:
+    """``body`` with each section whose heading's text starts with one of ``folded`` in a closed ``<details>``.
+
+    A section runs from its heading to the next heading of its level or above; its heading becomes the summary, so
+    the page shows one line for it until a click opens it. Nothing is dropped: the folded HTML is all still there.
+    """
+    if not folded:
+        return body
+    headings = list(_HEADING.finditer(body))
+    out, at, closing = [], 0, []  # closing: (level, end offset) of open <details>
+    for heading in headings:
+        level, text = int(heading.group(1)), html.unescape(re.sub("<[^>]+>", "", heading.group(2)))
+        while closing and level <= closing[-1]:
+            out.append(body[at : heading.start()] + "</details>\n")
+            at = heading.start()
+            closing.pop()
+        if not closing and text.startswith(folded):
+            out.append(body[at : heading.start()])
+            out.append(f'<details class="fold"><summary>{heading.group(0).strip()}</summary>\n')
+            at = heading.end()
+            closing.append(level)
+    out.append(body[at:] + "</details>\n" * len(closing))
+    return "".join(out)
+
+
+def render_html(markdown_text: str, folder: Path, images: list[str], title: str, folded: tuple[str, ...] = ()) -> str:
+    """The HTML page of ``markdown_text``; ``images`` are file names in ``folder`` the text links to; the sections
+    whose headings start with one of ``folded`` open on a click (:func:`fold_sections`)."""
     md = _markdown()
     env: dict = {}
     tokens = md.parse(markdown_text, env)
     _embed(tokens, Path(folder), set(images))
     _breakable_headers(tokens)
-    body = md.renderer.render(tokens, md.options, env)
+    body = fold_sections(md.renderer.render(tokens, md.options, env), folded)
     return Template(TEMPLATE.read_text(encoding="utf-8")).substitute(title=html.escape(title), body=body)

@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..plots import readable
 from .metrics import fold_numbers
 
 MODEL = "seq2seq"
@@ -87,15 +88,29 @@ SUMMARY_WORDS = {
     "mean_smape": "sMAPE %",
     "n_scored": "series-folds",
     "n_zero_scale": "zero-scale",
-    "fit_seconds": "fit s",
-    "predict_seconds": "predict s",
+    "fit_seconds": "fit time",
+    "predict_seconds": "predict time",
 }
+
+
+def duration(seconds: float) -> str:
+    """A duration as the report writes every one: seconds to one decimal (``72.7 s``), minutes from an hour up."""
+    seconds = float(seconds)
+    if not np.isfinite(seconds):
+        return ""
+    if seconds >= 3600:
+        return f"{seconds / 60:,.0f} min"
+    return f"{seconds:,.1f} s"
 
 
 def readable_summary(summary: pd.DataFrame) -> pd.DataFrame:
     """The summary as a report shows it: models and columns in words, the comparison against the baselines first."""
     order = [c for c in SUMMARY_WORDS if c in summary.columns] + [c for c in summary.columns if c not in SUMMARY_WORDS]
-    shown = summary[order].rename(columns=SUMMARY_WORDS)
+    shown = summary[order].copy()
+    for column in ("fit_seconds", "predict_seconds"):
+        if column in shown:
+            shown[column] = shown[column].map(duration)
+    shown = shown.rename(columns=SUMMARY_WORDS)
     shown.index = [label(str(m)) for m in shown.index]
     shown.index.name = "model"
     return shown
@@ -105,12 +120,15 @@ def _cell(value, digits: int) -> str:
     if isinstance(value, (bool, np.bool_)):
         return str(value)
     if isinstance(value, (float, np.floating)):
-        return "" if np.isnan(value) else f"{value:.{digits}f}"
+        return readable(value, digits)
     return " ".join(str(value).splitlines())
 
 
-def markdown_table(frame: pd.DataFrame, digits: int = 3, code: tuple[str, ...] = ()) -> str:
+def markdown_table(frame: pd.DataFrame, digits: int = 4, code: tuple[str, ...] = ()) -> str:
     """``frame`` as a pipe table: a meaningful index becomes the first column; numbers are right-aligned.
+
+    Numbers are written to ``digits`` significant digits in plain decimals (:func:`forecaster.plots.readable`):
+    0.09034 beside 0.09312, never ``0.090`` beside ``0.093`` nor ``1.3e+05``.
 
     Cells of the ``code`` columns are code spans (series ids: shown literally). A ``|`` in a cell is
     escaped, also inside code spans (GitHub and markdown-it read ``\\|`` there as a literal pipe).
@@ -202,21 +220,32 @@ def leaderboard(metrics: pd.DataFrame, reference: str, model: str = MODEL, n: in
 
 
 def representative_series(metrics: pd.DataFrame, model: str = MODEL, reference: str | None = None) -> dict[str, object]:
-    """Best, median and worst series of ``model``.
+    """Best, median and worst series of ``model``, by its own mean MASE over the folds it scored.
 
-    Best and worst: the largest gain and the largest loss against ``reference`` (AutoETS when it ran, else
-    the first baseline), as the mean MASE difference over the folds both scored. Median: by the model's own
-    mean MASE over folds. Without a baseline, best and worst are by the model's own MASE too.
+    A series is best or worst by how well ``model`` forecast it, not by how it fared against a baseline (a series
+    with MASE 6.5 is not "best" because AutoETS did worse). ``reference`` is accepted for older callers and unused.
     """
-    scores = metrics[metrics["model"] == model].groupby("unique_id")["mase"].mean().dropna().sort_values()
+    del reference
+    scores = metrics[metrics["model"] == model].groupby("unique_id")["mase"].mean().dropna()
     if scores.empty:
         return {}
-    reference = reference or reference_model(list(dict.fromkeys(metrics["model"])), model)
-    against = paired(metrics, reference, model) if reference else None
-    if against is None or against.empty:
-        return {"best": scores.index[0], "median": scores.index[len(scores) // 2], "worst": scores.index[-1]}
-    ranked = against.sort_values(["difference", "unique_id"], ignore_index=True)
-    return {"best": ranked["unique_id"].iloc[0], "median": scores.index[len(scores) // 2], "worst": ranked["unique_id"].iloc[-1]}
+    ranked = scores.rename("mase").rename_axis("unique_id").reset_index().sort_values(["mase", "unique_id"], ignore_index=True)
+    ids = ranked["unique_id"]
+    return {"best": ids.iloc[0], "median": ids.iloc[len(ids) // 2], "worst": ids.iloc[-1]}
+
+
+def pick_folds(metrics: pd.DataFrame, picks: dict, model: str = MODEL) -> dict[str, tuple[pd.Timestamp, float]]:
+    """The fold each pick is drawn on and its MASE there: the best on its best fold, the worst on its worst, the
+    median on its last (the fold whose attention the backtest keeps)."""
+    own = metrics[(metrics["model"] == model) & metrics["mase"].notna()]
+    chosen = {}
+    for name, uid in picks.items():
+        rows = own[own["unique_id"] == uid].sort_values("cutoff")
+        if rows.empty:
+            continue
+        at = {"best": rows["mase"].idxmin(), "worst": rows["mase"].idxmax()}.get(name, rows.index[-1])
+        chosen[name] = (rows.loc[at, "cutoff"], float(rows.loc[at, "mase"]))
+    return chosen
 
 
 # Below this occlusion ratio an attention map is not read as an explanation: the points it weighs most move the
@@ -265,7 +294,7 @@ def headline(summary: pd.DataFrame, settings: dict, model: str = MODEL) -> str:
     reference = reference_model(list(summary.index), model)
     folds = f"{settings.get('n_series', '?')} series and {settings.get('n_windows', '?')} forecast origins"
     if reference is None or f"rel_mase_vs_{reference}" not in summary.columns:
-        text = f"over {folds}, {model}'s mean MASE was {row['mean_mase']:.3f}"
+        text = f"over {folds}, {model}'s mean MASE was {readable(row['mean_mase'])}"
     else:
         ratio = float(row[f"rel_mase_vs_{reference}"])
         direction = "lower" if ratio < 1 else "higher"

@@ -175,3 +175,41 @@ def _gradient_account(
         )
     baseline = loc[:, None] + gap
     return Account(shares, baseline, scale[:, None] * parts["covariates"], np.zeros_like(baseline))
+
+
+# The parts of each (series, step)'s forecast in ``explain(by="step")``, by the model's ``attention_values``: every
+# network part carries the blend weight of the network (1 less the partners' weights), and the names say so.
+STEP_PARTS = {
+    "states": (
+        "history_x_network_weight",
+        "window_level_x_network_weight",
+        "covariates_x_network_weight",
+        "partners_weighted",
+    ),
+    "observations": (
+        "history_x_network_weight",
+        "step_and_statics_x_network_weight",
+        "covariates_x_network_weight",
+        "partners_weighted",
+    ),
+}
+# Where each part comes from in the point frame (whose ``step_*`` columns repeat it on every history row).
+_FROM_POINTS = ("contribution", "step_baseline", "step_covariates", "step_partners")
+
+
+def step_account(explanation, id_col: str, time_col: str, values: str | None):
+    """One row per (series, step): the parts of its median forecast, which add up to ``y_hat`` (see STEP_PARTS).
+
+    ``explanation``: ``explain``'s point frame (with its padded rows or not: they hold no share). The history part is
+    the points' shares summed; the others are read once per (series, step), not once per history row.
+    """
+    import pandas as pd
+
+    names = STEP_PARTS.get(values or "states", STEP_PARTS["states"])
+    keys = [id_col, time_col, "step"]
+    history = explanation.groupby(keys, sort=False)["contribution"].sum()
+    once = explanation.groupby(keys, sort=False)[[*_FROM_POINTS[1:], "y_hat"]].first()
+    out = pd.concat([history, once], axis=1).rename(columns=dict(zip(_FROM_POINTS, names, strict=True)))
+    out = out.reset_index()
+    out.attrs.update(parts=names, attention_values=values)
+    return out

@@ -1,0 +1,182 @@
+"""The words of a backtest report: its verdict, captions, section order and glossary (report.md, read top-down).
+
+A planner reads the first screen: one sentence saying whether seq2seq beat AutoETS and seasonal naive, by how much
+and on how much of the data, and a figure of forecasts against actuals. Then the figures a planner looks at, then
+the tables, and at the end the settings, the method and a glossary naming every column in words. The HTML page
+folds the analyst's detail (leaderboards, per-step and per-fold tables, attention, model settings) into sections
+that open on a click (:data:`FOLDED`); report.md holds all of it in the same order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..plots import readable
+from .report_tables import MODEL, label, markdown_table, reference_model
+
+# Headings whose sections report.html shows folded (a click opens them); report.md shows them as they are.
+FOLDED = (
+    "Against ",
+    "MASE by horizon step, per step",
+    "Forecast distribution",
+    "Attention",
+    "Model settings",
+    "Settings and method",
+)
+
+# Every column a report's tables or CSVs show, in words: (as shown, as in the CSVs or None, what it is).
+GLOSSARY = (
+    ("model", None, "seq2seq (this package's forecaster) or a statsforecast baseline: AutoETS, seasonal naive"),
+    (
+        "mean MASE",
+        "mean_mase",
+        "mean absolute scaled error: the mean absolute error over the horizon divided by the "
+        "mean absolute seasonal difference of the fold's training data, averaged over series and folds (lower is better; "
+        "1 is as good as a seasonal naive forecast in the training data)",
+    ),
+    (
+        "MASE / AutoETS, MASE / seasonal naive",
+        "rel_mase_vs_auto_ets, rel_mase_vs_seasonal_naive",
+        "the model's mean "
+        "MASE over the baseline's, on the series and folds both scored (below 1: the model's errors are smaller)",
+    ),
+    ("median MASE", "median_mase", "the median over series and folds of the MASE"),
+    ("wins", "win_rate", "the share of series-folds where the model has the lowest MASE of all models"),
+    (
+        "WQL",
+        "wql",
+        "weighted quantile loss: the mean over the quantile levels of 2 x the pinball loss summed over every "
+        "scored period, over the sum of |actual| (lower is better)",
+    ),
+    ("coverage", "coverage", "the share of actuals inside the outermost interval (10-90%, nominal 80%, by default)"),
+    ("sMAPE %", "mean_smape", "the symmetric mean absolute percentage error, 0 to 200"),
+    ("series-folds, n_scored", "n_scored", "how many series-fold windows were scored"),
+    ("zero-scale", "n_zero_scale", "series-folds left out of MASE because their seasonal differences are all zero"),
+    (
+        "fit time, predict time",
+        "fit_seconds, predict_seconds",
+        "seconds spent fitting and forecasting, summed over folds (for the baselines, fit includes their forecast)",
+    ),
+    ("fold", None, "the forecast origin's number, 1 the earliest"),
+    ("cutoff", "cutoff", "the last period of training data in a fold: forecasts start the period after"),
+    ("unique_id", "unique_id", "the series (in the CSVs under this name whatever the data called it)"),
+    ("seq2seq_mase, auto_ets_mase, seasonal_naive_mase", None, "a series' mean MASE over the folds where both models are scored"),
+    ("difference", None, "seq2seq's MASE minus the baseline's (negative: seq2seq is better)"),
+    ("ratio", None, "seq2seq's MASE over the baseline's"),
+    ("n_folds", None, "how many folds the comparison averages"),
+    ("step", None, "the horizon step: 1 is the period after the cutoff"),
+    ("seq2seq, auto_ets, seasonal_naive (per step)", None, "the mean scaled absolute error of that model at that step"),
+    (
+        "q10 ... q90",
+        None,
+        "hit rate at a quantile level: the share of actuals at or below that quantile forecast (calibrated: the level itself)",
+    ),
+    (
+        "worst_level, off_points",
+        None,
+        "the quantile level whose hit rate lies furthest from its level, and how far, in percentage points",
+    ),
+    (
+        "entropy, normalised",
+        None,
+        "the attention's entropy per step in nats, and over its largest possible value (1: spread evenly over the history)",
+    ),
+    ("last_season_share", None, "the attention weight on the last season of history before the origin"),
+    ("parameter, value", None, "a setting of the seq2seq model, and the value it ran with"),
+    (
+        "mase, smape, abs_error, scale",
+        "metrics.csv",
+        "per series, fold and model: the MASE, sMAPE, mean absolute error and the seasonal scale MASE divides by",
+    ),
+    ("zero_scale, n_points", "metrics.csv", "whether the scale was zero (MASE undefined) and the periods scored"),
+    ("reason", "skipped.csv", "why a series-fold window was left out of the verdict"),
+)
+
+
+def verdict_sentence(summary: pd.DataFrame, verdict: dict | None, settings: dict) -> str:
+    """One sentence in plain words: better or worse than each baseline, by how much, on how many series and points."""
+    if MODEL not in summary.index:
+        return "**In short:** seq2seq was scored on no series."
+    compared = [
+        (b, float(summary.loc[MODEL, f"rel_mase_vs_{b}"]))
+        for b in ("auto_ets", "seasonal_naive")
+        if f"rel_mase_vs_{b}" in summary and np.isfinite(summary.loc[MODEL, f"rel_mase_vs_{b}"])
+    ]
+    if verdict:
+        covered = (
+            f"on {verdict['series']:,} of {verdict['series_total']:,} series and {verdict['points']:,} of "
+            f"{verdict['points_total']:,} forecast points"
+        )
+    else:
+        covered = f"on {settings.get('n_series', '?')} series"
+    mase = readable(summary.loc[MODEL, "mean_mase"])
+    if not compared:
+        return f"**In short:** seq2seq's mean MASE was {mase}, {covered}; no baseline ran to compare it with."
+    better = [label(b) for b, r in compared if r < 1]
+    worse = [label(b) for b, r in compared if r >= 1]
+    if better and worse:
+        side = f"better than {' and '.join(better)} but worse than {' and '.join(worse)}"
+    else:
+        side = f"{'better' if better else 'worse'} than {' and '.join(better or worse)}"
+    how = " and ".join(f"{abs(1 - r) * 100:.1f}% {'lower' if r < 1 else 'higher'} than {label(b)}'s" for b, r in compared)
+    return f"**In short:** seq2seq forecast {side}: its errors (mean MASE {mase}) were {how}, {covered}."
+
+
+def second_line(summary: pd.DataFrame, result, verdict_words: str) -> str:
+    """The intervals in a few words, and what the verdict leaves out."""
+    parts = []
+    reference = reference_model(list(summary.index))
+    if "wql" in summary and reference and np.isfinite(summary.loc[reference, "wql"]) and summary.loc[reference, "wql"] > 0:
+        ratio = float(summary.loc[MODEL, "wql"] / summary.loc[reference, "wql"])
+        parts.append(
+            f"Its quantiles' WQL was {readable(summary.loc[MODEL, 'wql'])}, {abs(1 - ratio) * 100:.1f}% "
+            f"{'lower' if ratio < 1 else 'higher'} than {label(reference)}'s"
+        )
+    if "coverage" in summary and np.isfinite(summary.loc[MODEL, "coverage"]):
+        parts.append(
+            f"its outermost interval held {summary.loc[MODEL, 'coverage'] * 100:.0f}% of actuals (nominal 80% by default)"
+        )
+    return ("; ".join(parts) + ". " if parts else "") + verdict_words
+
+
+def pick_sentence(name: str, uid, fold: tuple, metrics: pd.DataFrame, reference: str | None) -> str:
+    """Why a series is shown and what its numbers are: its own mean MASE, the fold it is drawn on, the baseline's."""
+    own = metrics[(metrics["model"] == MODEL) & (metrics["unique_id"] == uid)]["mase"]
+    rank = {"best": "the lowest", "worst": "the highest", "median": "the median"}[name]
+    where = {"best": "its best fold", "worst": "its worst fold", "median": "its last fold"}[name]
+    cutoff, mase = fold
+    text = (
+        f"Shown as the {name} series: {rank} seq2seq mean MASE over its folds ({readable(own.mean())} over "
+        f"{int(own.notna().sum())}), drawn on {where} (cutoff {pd.Timestamp(cutoff).date()}, MASE {readable(mase)})"
+    )
+    if reference:
+        theirs = metrics[(metrics["model"] == reference) & (metrics["unique_id"] == uid)]["mase"].mean()
+        if np.isfinite(theirs):
+            text += f"; {label(reference)}'s mean MASE on it {readable(theirs)}"
+    return text + "."
+
+
+def glossary() -> list[str]:
+    """The glossary: every column of the report's tables and CSVs, in words."""
+    lines = ["## Glossary", "", "Every column of the tables above and of the CSVs, in words.", ""]
+    for shown, csv, words in GLOSSARY:
+        name = f"**{shown}**" + (f" (`{csv}`)" if csv and csv != shown else "")
+        lines.append(f"- {name}: {words}.")
+    return [*lines, ""]
+
+
+def figure(caption: str, name: str, note: str = "") -> list[str]:
+    """A figure of the report with its caption (and the reason it shows what it shows)."""
+    return [*([note, ""] if note else []), f"![{caption}]({name})", ""]
+
+
+def by_step_table(by_step: pd.DataFrame) -> list[str]:
+    return [
+        "### MASE by horizon step, per step",
+        "",
+        "Each model's mean scaled absolute error at each horizon step (the figure above, in numbers).",
+        "",
+        markdown_table(by_step),
+        "",
+    ]
