@@ -133,9 +133,15 @@ class Seq2SeqForecaster(BaseEstimator):
         random_state: seed; the same seed gives identical forecasts on CPU.
 
     Fitted attributes: ``state_`` (:class:`~forecaster.model.state.FittedState`), ``network_``,
-    ``train_results_``, and shortcuts to the state (``freq_``, ``season_length_``, ``history_``, ...);
-    :meth:`fitted` hands them out together (:class:`~forecaster.model.fitted.FittedModel`, which forecasts from
-    any origins), as the backtest and the scale-out paths use them.
+    ``train_results_``, ``fit_plan_`` (:class:`~forecaster.model.plan.FitPlan`: where the fit started, its members and
+    seeds, step budget and steps, rates, what it calibrated and why it started elsewhere than it could have; saved with
+    the model, None for a file written before files saved it), and shortcuts to the state (``freq_``,
+    ``season_length_``, ``history_``, ...); :meth:`fitted` hands them out together
+    (:class:`~forecaster.model.fitted.FittedModel`, which forecasts from any origins), as the backtest and the
+    scale-out paths use them.
+
+    ``predict`` and ``explain`` never fit and never change the estimator's attributes; only ``fit`` (and ``load``)
+    does. A model from :meth:`from_pretrained` forecasts any panel it is given without becoming fitted to it.
     """
 
     def __init__(
@@ -331,7 +337,10 @@ class Seq2SeqForecaster(BaseEstimator):
 
         ``predict(df=...)`` and ``explain(df=...)`` infer the frequency of ``df`` (or use ``freq``), pick the prior
         that serves it (yearly, quarterly or monthly data, horizons up to 48) and forecast from the target alone:
-        the network's own quantiles, the statistical partners at their default weights. The same model is
+        the network's own quantiles, the statistical partners at their default weights. They leave the model as it
+        was (no fitted attributes, so each panel is forecast on its own); ``fit(df)`` takes no training step and
+        keeps the prior set up for ``df`` (its frequency, history tail and ``fit_plan_``) for ``predict()`` without
+        data and for ``save``. The same model is
         ``Seq2SeqForecaster(horizon, init="pretrained", max_steps=0, **params)``, so a backtest (which fits a copy
         per fold) scores exactly these forecasts. Covariates need a fit: use ``init="pretrained"`` and ``fit``.
 
