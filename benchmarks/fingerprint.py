@@ -3,7 +3,8 @@
 Each line is a name and the SHA-256 (first 16 hex digits) of the exact bytes of a result: a backtest's forecasts,
 metrics, quantile scores, attention frame and reported settings for every way of running folds (refit every fold,
 every k folds, warm start, one pass without refits, sliding windows, future-known covariates, an active Dask client,
-a Dask frame), ``predict`` and ``explain`` of a fitted model, and the forecasts of the committed 0.3.0 model file.
+a Dask frame), ``predict`` and ``explain`` of a fitted model, the forecasts of the committed 0.3.0 model file, and
+direct fits by where they start (the prior, scratch, a fine-tune, a warm start, ``from_pretrained``, a saved model).
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/fingerprint.py > before.txt
     ... change the structure ...
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -59,6 +61,31 @@ def print_result(name: str, result) -> None:
     print(name, " ".join(f"{k}={v}" for k, v in parts.items()), flush=True)
 
 
+def print_starts(plain: pd.DataFrame) -> None:
+    """Direct fits by where they start: the default (the prior on this small monthly panel), scratch, a fine-tune of
+    the prior, a warm start fitted twice, the prior as it is (``from_pretrained``), and a saved and loaded model."""
+    quiet = dict(progress=False, random_state=0)
+    head = plain[plain["ds"] < plain["ds"].max() - pd.DateOffset(months=6)]
+    fits = {
+        "fit_default_prior": Seq2SeqForecaster(horizon=6, **quiet),
+        "fit_scratch": Seq2SeqForecaster(horizon=6, init="scratch", **FAST),
+        "fit_pretrained_tune": Seq2SeqForecaster(horizon=6, init="pretrained", max_steps=10, **quiet),
+    }
+    for name, model in fits.items():
+        model.fit(plain)
+        print(name, digest(model.predict()), digest(model.explain()), flush=True)
+    warm = Seq2SeqForecaster(horizon=6, warm_start=True, **FAST).fit(head)
+    first = digest(warm.predict())
+    print("fit_warm_twice", first, digest(warm.fit(plain).predict()), flush=True)
+    zero = Seq2SeqForecaster.from_pretrained(6, progress=False)
+    print("from_pretrained", digest(zero.predict(plain)), digest(zero.explain(plain)), digest(zero.predict(head)), flush=True)
+    print("prior_backtest", end=" ")
+    print_result("", backtest(Seq2SeqForecaster(horizon=6, **quiet), plain, n_windows=2, refit=True, progress=False))
+    with tempfile.TemporaryDirectory() as folder:
+        fits["fit_default_prior"].save(folder)
+        print("saved_loaded", digest(Seq2SeqForecaster.load(folder).predict()), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-dask", action="store_true", help="leave out the Dask client and Dask frame runs")
@@ -88,6 +115,7 @@ def main() -> None:
     print("explain", digest(model.explain()))
     loaded = Seq2SeqForecaster.load(MODEL_0_3_0)
     print("model_0_3_0", digest(loaded.predict()))
+    print_starts(plain)
 
     if not args.no_dask:
         import dask.dataframe as dd

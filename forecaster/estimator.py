@@ -10,39 +10,34 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Sequence
-from dataclasses import replace
 
 import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .data.features import FeatureSpec, fit_features
+from .data.features import FeatureSpec
 from .data.frequency import infer_offset, normalise_freq
-from .data.panel import Panel, padding_expected, refuse_short
+from .data.panel import Panel
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .engines import engine, is_dask_frame
-from .model.fitted import FittedModel
-from .model.fitting import calibrated, network_config, training_job, with_blend_recorded
-from .model.inference import Forecast, history_kept, model_panel, panel_digest
-from .model.members import MemberTrainer, fit_members
+from .model.execute import run_plan
+from .model.fitted import FittedModel, ForecastMemo
+from .model.inference import Forecast, panel_digest
+from .model.members import MemberTrainer
 from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
 from .model.params import (
-    FINE_TUNE_LEARNING_RATE_SHARE,
     NINE_LEVELS,
     blend_weights,
     changed_since_fit,
     check_params,
-    member_count,
-    resolve_device,
     resolve_units,
-    training_quantiles,
 )
-from .model.prior import Prior, adapted_weights, auto_prior, frame_windows, learning_rate_scales, prior_for
+from .model.plan import FitPlan, PanelFacts, plan_fit
+from .model.prior import frame_windows, prior_for
 from .model.state import FittedState
 from .model.training import TrainResult
-from .model.warm_start import extend_features, extend_spec, warm_start_state, widen_static_inputs
 from .partners.blend import FORMER_DEFAULT_WEIGHTS
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
@@ -138,9 +133,15 @@ class Seq2SeqForecaster(BaseEstimator):
         random_state: seed; the same seed gives identical forecasts on CPU.
 
     Fitted attributes: ``state_`` (:class:`~forecaster.model.state.FittedState`), ``network_``,
-    ``train_results_``, and shortcuts to the state (``freq_``, ``season_length_``, ``history_``, ...);
-    :meth:`fitted` hands them out together (:class:`~forecaster.model.fitted.FittedModel`, which forecasts from
-    any origins), as the backtest and the scale-out paths use them.
+    ``train_results_``, ``fit_plan_`` (:class:`~forecaster.model.plan.FitPlan`: where the fit started, its members and
+    seeds, step budget and steps, rates, what it calibrated and why it started elsewhere than it could have; saved with
+    the model, None for a file written before files saved it), and shortcuts to the state (``freq_``,
+    ``season_length_``, ``history_``, ...); :meth:`fitted` hands them out together
+    (:class:`~forecaster.model.fitted.FittedModel`, which forecasts from any origins), as the backtest and the
+    scale-out paths use them.
+
+    ``predict`` and ``explain`` never fit and never change the estimator's attributes; only ``fit`` (and ``load``)
+    does. A model from :meth:`from_pretrained` forecasts any panel it is given without becoming fitted to it.
     """
 
     def __init__(
@@ -214,14 +215,14 @@ class Seq2SeqForecaster(BaseEstimator):
     def _roles(self) -> CovariateRoles:
         return CovariateRoles.from_params(self.get_params())
 
-    def _blend_weights(self) -> dict[str, float]:
+    def _blend_weights(self, state: FittedState | None = None) -> dict[str, float]:
         """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as chosen at fit.
 
         Every fit records its blend; a model file without one (written by 0.9.0 or earlier from a fit without
         held-out windows, or a prior written by ``forecaster.pretraining``) forecasts with the former defaults, the
         weights of the versions that wrote such files.
         """
-        state = getattr(self, "state_", None)
+        state = getattr(self, "state_", None) if state is None else state
         if state is not None and state.calibration is None:
             return blend_weights(self.get_params(), None, FORMER_DEFAULT_WEIGHTS)
         return blend_weights(self.get_params(), None if state is None else state.calibration.blend)
@@ -238,12 +239,15 @@ class Seq2SeqForecaster(BaseEstimator):
         self._check_unchanged()
         return self._fitted_model()
 
-    def _fitted_model(self) -> FittedModel:
+    def _fitted_model(self, state: FittedState | None = None, network: Ensemble | None = None, device=None) -> FittedModel:
+        """The fitted model of the estimator's fit, or of the fit of ``state``, ``network`` and ``device``."""
+        if state is None:
+            state, network, device = self.state_, self.network_, self.device_
         return FittedModel(
-            self.state_,
-            self.network_,
-            self.device_,
-            self._blend_weights(),
+            state,
+            network,
+            device,
+            self._blend_weights(state),
             self._columns(),
             self.horizon,
             self.fill_gaps,
@@ -258,7 +262,7 @@ class Seq2SeqForecaster(BaseEstimator):
         """
         self.state_, self.network_, self.device_, self.train_results_ = state, network, device, results
         self.init_ = state.init  # how the weights were started; a loaded model reports it as its file recorded it
-        self._fitted_params, self._cache = copy.deepcopy(self.get_params()), None
+        self._fitted_params, self._cache = copy.deepcopy(self.get_params()), ForecastMemo()
         return self
 
     # ------------------------------------------------------------------ fit
@@ -288,113 +292,44 @@ class Seq2SeqForecaster(BaseEstimator):
         """Fit on a frame that ``clean_history`` already validated; returns the panel the fit built.
 
         The package's own way in (users call :meth:`fit`, which validates first): nothing here checks the frame again.
-        The backtest calls this once per refitted fold, then forecasts from the same panel (``fitted().forecast_at``).
-        ``train_members(job, seeds, initial)`` trains the members instead of ``fit_members``
-        (``forecaster.scale.distributed`` passes one that trains each across processes).
+        It makes the fit's plan (``model.plan.plan_fit``), warns with its notes, runs it (``model.execute.run_plan``)
+        and adopts the fit. The backtest calls this once per refitted fold, then forecasts from the same panel
+        (``fitted().forecast_at``). ``train_members(job, seeds, initial)`` trains the members instead of
+        ``fit_members`` (``forecaster.scale.distributed`` passes one that trains each across processes).
         ``features`` and ``n_windows``: the covariate encodings and training windows of a whole panel
         of which ``frame`` is a sample (``forecaster.scale.window_stream`` streams the training windows from
         every partition and fits the rest on the sample), and ``offset`` its frequency; by default all come from ``frame``.
         """
-        check_params(self.get_params())
-        columns, roles = self._columns(), self._roles()
-        if offset is None:
-            offset = normalise_freq(self.freq) if self.freq is not None else infer_offset(frame[columns.time], frame[columns.id])
-        units = resolve_units(self.get_params(), offset)
-        season = units["season_length"]
-        quantiles = training_quantiles(self.quantiles)
-        prior, not_prior = self._prior(frame, columns, roles, offset, units, n_windows)
-        if prior is not None:
-            units["input_size"], quantiles = prior.input_size, prior.quantiles
-        instead = "fitting from scratch" if prior is None else f"fitting from the {prior.family} prior (init={self.init!r})"
-        previous = warm_start_state(self, roles, offset.freqstr, quantiles, units, instead) if self.warm_start else None
-        if not_prior is not None and not (self.warm_start and hasattr(self, "network_")):  # else warm_start_state said why
-            warnings.warn(not_prior, UserWarning, stacklevel=3)
-        if previous is not None:
-            prior = None  # a warm start continues from its own weights
-            if features is None:
-                features = extend_features(previous.features, frame, columns.id, roles)
-            else:  # the whole panel's encodings: keep the trained scalings, append its new categories
-                features = extend_spec(previous.features, features)
-        elif features is None:
-            features = fit_features(frame, columns.id, roles)
-        with padding_expected(prior is not None):
-            panel = model_panel(frame, columns, roles, features, offset, self.horizon, units, fill_gaps=self.fill_gaps)
-        if self.max_steps != 0:  # a model that does not train needs no training window
-            refuse_short(panel.ids, panel.length, self.horizon)
-        config = network_config(panel, roles, features, quantiles, units["input_size"], self.get_params())
-        device = resolve_device(self.device)
-        warm = previous is not None
-        initial = self._initial_weights(previous, prior, config, features, roles)
-        job = None
-        if self.max_steps == 0:  # the prior as it is: no training, no held-out windows, no calibration
-            results = [TrainResult(state_dict=weights, best_step=0) for weights in initial]
-        else:
-            params = self.get_params()
-            scales = None if prior is None else learning_rate_scales(prior, config, FINE_TUNE_LEARNING_RATE_SHARE)
-            job = training_job(panel, roles, config, quantiles, device, season, params, warm, n_windows, scales)
-            job = replace(job, features=features)
-            count = len(initial) if initial is not None else member_count(self.n_models, None)
-            seeds = [self.random_state + k for k in range(count)]
-            if train_members is None:
-                results = fit_members(job, seeds, self.n_jobs, initial)
-            else:
-                results = train_members(job, seeds, initial)
-        network = Ensemble(config, len(results)).to(device)
-        for member, result in zip(network.members, results, strict=True):
-            member.load_state_dict(result.state_dict)
-        network.eval()
+        params = self.get_params()
+        check_params(params)
+        previous = (self.state_, self.network_) if hasattr(self, "network_") else None
+        facts = self._facts(frame, n_windows, offset)
+        plan = plan_fit(params, facts, None if previous is None else (previous[0], previous[1].config))
+        for note in plan.notes:
+            warnings.warn(note, UserWarning, stacklevel=3)
+        fit = run_plan(plan, facts, frame, tz, params, previous, train_members, features)
         # Learned state is assigned only once training has finished, so an interrupted
         # fit never leaves a half-updated estimator behind.
-        warm_starts = previous.warm_starts + 1 if previous is not None else 0
-        state = self._new_state(frame, tz, panel, features, quantiles, config, len(results), offset, units, warm_starts)
-        state = replace(state, init="pretrained" if prior is not None else "warm start" if previous is not None else "scratch")
-        state = state if job is None else calibrated(network, state, panel, job.holdout, self.get_params(), device)
-        state = with_blend_recorded(state, self.get_params())
-        self.set_fitted(state, network, device, results)
-        return panel
+        self.set_fitted(fit.state, fit.network, fit.device, fit.results)
+        return fit.panel
 
-    def _initial_weights(self, previous, prior: Prior | None, config, features: FeatureSpec, roles: CovariateRoles):
-        """Each member's starting weights: the current members' (a warm start, static inputs widened to new
-        categories), the prior's (member k from the prior's member k, cycling when a fit asks for more), or None."""
-        if previous is not None:
-            return [
-                widen_static_inputs(member.state_dict(), previous.features, features, roles.static)
-                for member in self.network_.members
-            ]
-        if prior is not None:
-            return [adapted_weights(prior, config, k) for k in range(member_count(self.n_models, len(prior.members)))]
-        return None
+    def _facts(self, frame: pd.DataFrame, n_windows: int | None = None, offset: pd.DateOffset | None = None) -> PanelFacts:
+        """What the plan of a fit on ``frame`` needs to know of it (``n_windows``, ``offset``: of the whole panel)."""
+        columns = self._columns()
+        if offset is None:
+            offset = normalise_freq(self.freq) if self.freq is not None else infer_offset(frame[columns.time], frame[columns.id])
+        rows = n_windows if n_windows is not None else frame_windows(frame, columns, self.horizon)
+        return PanelFacts(offset, self._roles(), rows, n_windows)
 
-    def _prior(
-        self, frame: pd.DataFrame, columns: Columns, roles: CovariateRoles, offset, units: dict, n_windows
-    ) -> tuple[Prior | None, str | None]:
-        """The prior a fit starts from (``init``: always with "pretrained", on small panels with "auto"), or None;
-        and, where ``init="auto"`` could have started from the prior but does not, the warning that says why."""
-        if self.init == "pretrained":
-            return prior_for(offset, self.get_params(), {**units, "input_size": self.input_size}), None
-        if self.init == "auto":
-            rows = n_windows if n_windows is not None else frame_windows(frame, columns, self.horizon)
-            return auto_prior(offset, self.get_params(), {**units, "input_size": self.input_size}, roles, rows)
-        return None, None
+    @property
+    def fit_plan_(self) -> FitPlan | None:
+        """How the last fit was planned and run (``model.plan.FitPlan``): where it started, its members and seeds, its
+        step budget and steps, rates, what it calibrated, and why it started elsewhere than it could have.
 
-    def _new_state(self, frame, tz, panel, features, quantiles, config, n_members, offset, units, warm_starts) -> FittedState:
-        """The fitted state of a fit on ``frame`` (before calibration), with the history tail ``predict`` reads."""
-        columns, by_series = self._columns(), frame.groupby(self.id_col, sort=False, observed=True)
-        kept = history_kept(units["input_size"], panel.decomposition)
-        return FittedState(
-            freq=offset.freqstr,
-            roles=self._roles(),
-            features=features,
-            quantiles=quantiles,
-            network=config,
-            n_members=n_members,
-            tz=tz,
-            history=by_series.tail(kept).reset_index(drop=True),
-            training_end=by_series[columns.time].max(),
-            scaler=self.scaler,
-            warm_starts=warm_starts,
-            **units,
-        )
+        A loaded model reports the plan its file saved; None for a file written before files saved it.
+        """
+        check_is_fitted(self, "network_")
+        return None if self.state_.plan is None else FitPlan.from_dict(self.state_.plan)
 
     @classmethod
     def from_pretrained(cls, horizon: int, **params) -> Seq2SeqForecaster:
@@ -402,7 +337,10 @@ class Seq2SeqForecaster(BaseEstimator):
 
         ``predict(df=...)`` and ``explain(df=...)`` infer the frequency of ``df`` (or use ``freq``), pick the prior
         that serves it (yearly, quarterly or monthly data, horizons up to 48) and forecast from the target alone:
-        the network's own quantiles, the statistical partners at their default weights. The same model is
+        the network's own quantiles, the statistical partners at their default weights. They leave the model as it
+        was (no fitted attributes, so each panel is forecast on its own); ``fit(df)`` takes no training step and
+        keeps the prior set up for ``df`` (its frequency, history tail and ``fit_plan_``) for ``predict()`` without
+        data and for ``save``. The same model is
         ``Seq2SeqForecaster(horizon, init="pretrained", max_steps=0, **params)``, so a backtest (which fits a copy
         per fold) scores exactly these forecasts. Covariates need a fit: use ``init="pretrained"`` and ``fit``.
 
@@ -423,19 +361,27 @@ class Seq2SeqForecaster(BaseEstimator):
         model._follows_data = True
         return model
 
-    def _adopt_prior(self, df: pd.DataFrame | None) -> tuple[Panel, str | None]:
-        """For a model from :meth:`from_pretrained`: the prior, set up for the frequency and series of ``df``.
+    def _zero_shot(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[FittedModel, Panel, str | None]:
+        """For a model from :meth:`from_pretrained`: the prior set up for the frequency and series of ``df``.
 
-        Returns the panel of ``df`` that it built (no future-known covariates: a prior reads none) and its zone.
+        Returns it as a fitted model of its own (the estimator is left as it was), the panel of ``df`` it built (no
+        future-known covariates: a prior reads none; ``future_df`` is still checked) and the zone of ``df``.
         """
         if df is None:
             raise ValueError(
                 "A model from `from_pretrained` has no series of its own: pass the history to forecast, predict(df=...)."
             )
-        frame, tz = clean_history(df, self._columns(), self._roles())
-        panel = self.fit_frame(frame, tz)
-        self._follows_data = True
-        return panel, tz
+        params, columns = self.get_params(), self._columns()
+        check_params(params)
+        frame, tz = clean_history(df, columns, self._roles())
+        facts = self._facts(frame)
+        plan = plan_fit(params, facts)
+        for note in plan.notes:
+            warnings.warn(note, UserWarning, stacklevel=4)
+        fit = run_plan(plan, facts, frame, tz, params)
+        if future_df is not None:  # no targets or past covariates in it
+            clean_future(future_df, columns, fit.state.roles, tz)
+        return self._fitted_model(fit.state, fit.network, fit.device), fit.panel, tz
 
     # ------------------------------------------------------------------ predict
     def _check_unchanged(self) -> None:
@@ -445,11 +391,11 @@ class Seq2SeqForecaster(BaseEstimator):
             what = "; ".join(f"`{name}` fitted with {old!r}, now {new!r}" for name, (old, new) in changed.items())
             raise ValueError(f"Parameters changed after fit ({what}). Refit the model, or set them back.")
 
-    def _panel_for(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:
+    def _source(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None):
+        """The fitted model to forecast with, the panel to forecast, its zone, and the memo of the model's last pass
+        (None for a zero-shot forecast: a model from :meth:`from_pretrained` given ``df``, which it does not keep)."""
         if getattr(self, "_follows_data", False) and (df is not None or not hasattr(self, "network_")):
-            adopted = self._adopt_prior(df)
-            if future_df is None:  # the panel the adoption built is the one to forecast: no second validation
-                return adopted
+            return (*self._zero_shot(df, future_df), None)
         check_is_fitted(self, "network_")
         self._check_unchanged()
         state, columns = self.state_, self._columns()
@@ -462,21 +408,24 @@ class Seq2SeqForecaster(BaseEstimator):
         # Without future-known covariates a future frame is still checked: no targets or past covariates in it.
         future = None if future_df is None else clean_future(future_df, columns, state.roles, tz)
         future = future if state.roles.future else None
-        return self._fitted_model().panel(frame, future), tz
+        fitted = self._fitted_model()
+        return fitted, fitted.panel(frame, future), tz, getattr(self, "_cache", None)
 
-    def _forecast_ends(self, panel: Panel, account: bool = False) -> Forecast:
+    @staticmethod
+    def _forecast_ends(fitted: FittedModel, panel: Panel, memo: ForecastMemo | None, account: bool = False) -> Forecast:
         """Forecast from each series' end (``account``: with its account), reusing the last pass on the same inputs.
 
         ``explain`` then ``predict`` on one input run the network once; ``predict`` then ``explain`` run it again
         for the state design, whose account (the head's shares by integrated gradients) ``predict`` does not need.
+        The pass is kept in the fit's ``memo`` (its contents change, the estimator's attributes do not).
         """
-        key = (panel_digest(panel), tuple(self._blend_weights().items()), id(self.network_))
-        cached = getattr(self, "_cache", None)
-        fitted = self._fitted_model()
-        if cached is not None and cached[0] == key and (not account or cached[1].account is not None or not fitted.accountable):
-            return cached[1]
+        key = (panel_digest(panel), tuple(fitted.blend.items()), id(fitted.network))
+        cached = None if memo is None else memo.get(key)
+        if cached is not None and (not account or cached.account is not None or not fitted.accountable):
+            return cached
         forecast = fitted.forecast_ends(panel, account=account)
-        self._cache = (key, forecast)
+        if memo is not None:
+            memo.keep(key, forecast)
         return forecast
 
     def predict(self, df: pd.DataFrame | None = None, future_df: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -494,9 +443,9 @@ class Seq2SeqForecaster(BaseEstimator):
         """
         if is_dask_frame(df) or is_dask_frame(future_df):
             return engine("dask.forecast_frames")(self, "predict", df, future_df)
-        panel, tz = self._panel_for(df, future_df)
-        forecast = self._forecast_ends(panel)
-        return forecast_frame(panel, forecast, self.state_.quantiles, self.quantiles, self.id_col, self.time_col, tz)
+        fitted, panel, tz, memo = self._source(df, future_df)
+        forecast = self._forecast_ends(fitted, panel, memo)
+        return forecast_frame(panel, forecast, fitted.state.quantiles, self.quantiles, self.id_col, self.time_col, tz)
 
     def explain(
         self,
@@ -545,9 +494,9 @@ class Seq2SeqForecaster(BaseEstimator):
             if by == "step":
                 raise ValueError("`explain(by='step')` needs a pandas frame; explain a Dask frame by point.")
             return engine("dask.forecast_frames")(self, "explain", df, future_df, include_padding=include_padding)
-        panel, tz = self._panel_for(df, future_df)
-        forecast = self._forecast_ends(panel, account=True)
-        values = self.state_.network.values
+        fitted, panel, tz, memo = self._source(df, future_df)
+        forecast = self._forecast_ends(fitted, panel, memo, account=True)
+        values = fitted.state.network.values
         frame = attention_frame(panel, forecast, self.id_col, self.time_col, tz, include_padding or by == "step", values)
         if by == "point":
             return frame

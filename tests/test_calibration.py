@@ -149,7 +149,7 @@ def test_no_training_window_reads_a_held_out_target(panel):
     params = model.get_params()
     quantiles = training_quantiles(params["quantiles"])
     config = network_config(panel_, model._roles(), model.state_.features, quantiles, 12, params)
-    job = training_job(panel_, model._roles(), config, quantiles, "cpu", 12, params)
+    job = training_job(panel_, model._roles(), config, model.fit_plan_, "cpu", params)
     holdout = job.holdout
     assert isinstance(holdout, HoldOut) and len(holdout.series) >= 1
     series, origins = holdout.windows(panel_)

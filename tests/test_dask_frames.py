@@ -254,12 +254,12 @@ def test_fit_streams_windows_of_every_series_from_the_workers(client, data, stre
 
 
 def test_a_streamed_fit_learns_and_uses_the_whole_panels_budget(client, streamed, monkeypatch):
-    from forecaster.model import fitting
+    from forecaster.model import plan
 
     df, _ = make_panel(n_series=40, length=60, seed=2)
     budgets = []
-    real = fitting.default_max_steps
-    monkeypatch.setattr(fitting, "default_max_steps", lambda windows, batch: budgets.append(windows) or real(windows, batch))
+    real = plan.BUDGETS["default"]
+    monkeypatch.setitem(plan.BUDGETS, "default", lambda windows, batch: budgets.append(windows) or real(windows, batch))
     model = fast_model(max_steps=None, hidden_size=32)
     with pytest.warns(UserWarning, match="drawn on the workers"):
         model.fit(dd.from_pandas(df, npartitions=4))

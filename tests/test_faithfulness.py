@@ -185,8 +185,8 @@ def test_the_account_equals_the_network_median_computed_without_it(panel, option
     df, _ = panel
     model = fast_model(attention_values="observations", theta_weight=0.0, holt_winters_weight=0.0, **options).fit(df)
     future = future_frame(df, 6) if "future_covariates" in options else None
-    panel_, _ = model._panel_for(None, future)
-    forecast = model._forecast_ends(panel_)
+    fitted, panel_, _, memo = model._source(None, future)
+    forecast = model._forecast_ends(fitted, panel_, memo)
     state = model.state_
     batch = assemble(panel_, state.roles, forecast.series, forecast.origins, state.input_size, 6, state.scaler, False)
     with torch.inference_mode():

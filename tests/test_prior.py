@@ -187,7 +187,10 @@ def test_from_pretrained_forecasts_any_served_frequency_without_a_fit(freq, seas
     assert len(levels) == 9
     assert (np.diff(out[levels].to_numpy(), axis=1) >= -1e-9).all()
     base = pd.tseries.frequencies.to_offset(freq).freqstr.split("-")[0]
-    assert model.freq_.split("-")[0] == base and model.season_length_ == season  # quarterly data may read as QS-OCT
+    assert not hasattr(model, "state_")  # forecasting a panel does not fit the model to it; a fit (no step) does
+    fitted = Seq2SeqForecaster.from_pretrained(horizon=7, progress=False).fit(df)
+    assert fitted.freq_.split("-")[0] == base and fitted.season_length_ == season  # quarterly data may read as QS-OCT
+    pd.testing.assert_frame_equal(fitted.predict(), out)
     weights = model.explain(df=df)
     assert np.allclose(weights.groupby(["unique_id", "step"])["weight"].sum(), 1.0)
 
@@ -196,11 +199,12 @@ def test_from_pretrained_follows_each_panel_it_is_given():
     model = Seq2SeqForecaster.from_pretrained(horizon=4, progress=False)
     monthly, _ = make_panel(n_series=3, length=40, freq="MS", seed=1, static=False)
     first = model.predict(df=monthly)
-    assert model.season_length_ == 12
-    model.predict(df=quarterly())
-    assert model.season_length_ == 4
+    quarters = model.predict(df=quarterly())
+    fresh = Seq2SeqForecaster.from_pretrained(horizon=4, progress=False).predict(df=quarterly())
+    pd.testing.assert_frame_equal(quarters, fresh)
     again = model.predict(df=monthly)
     pd.testing.assert_frame_equal(first, again)
+    assert not hasattr(model, "state_")
 
 
 def test_a_fit_without_held_out_windows_records_the_blend_it_forecasts_with(tmp_path):

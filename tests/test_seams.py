@@ -146,7 +146,7 @@ def test_warm_starting_a_zero_shot_model_names_the_path_the_fit_takes():
     """It warned "fitting from scratch" while it fitted from the prior."""
     monthly, _ = make_panel(n_series=3, length=40, freq="MS", seed=1, static=False)
     model = Seq2SeqForecaster.from_pretrained(horizon=4, progress=False)
-    model.predict(df=quarterly(n=3))
+    model.fit(quarterly(n=3))  # the prior as it is, fitted to quarterly data (a predict would not fit it)
     model.set_params(warm_start=True)
     with pytest.warns(UserWarning, match=r"frequency changed \('QS-OCT' -> 'MS'\); fitting from the monthly prior") as record:
         model.fit(monthly[["unique_id", "ds", "y"]])

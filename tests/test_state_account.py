@@ -68,7 +68,7 @@ def _window(model, frame):
     from forecaster.data.windows import assemble
     from forecaster.model.training import to_tensors
 
-    state, panel_ = model.state_, model._panel_for(frame, None)[0]
+    state, panel_ = model.state_, model._source(frame, None)[1]
     rows = np.arange(len(panel_.ids))
     batch = assemble(panel_, state.roles, rows, np.full(len(rows), panel_.last_col), state.input_size, 6, state.scaler, False)
     return panel_.ids, batch, to_tensors(batch, "cpu")

@@ -77,3 +77,23 @@ class FittedModel:
         """Forecasts from every series' end of ``panel``."""
         rows = np.arange(len(panel.ids))
         return self.forecast_at(panel, rows, np.full(len(rows), panel.last_col), account=account)
+
+
+class ForecastMemo:
+    """The last forecast pass of a fit and the key of its inputs: ``predict`` after ``explain`` on the same inputs
+    reuses it. Each fit gets a new memo; forecasting fills it in place, so the estimator's attributes stay the same."""
+
+    __slots__ = ("_key", "_forecast")
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def get(self, key) -> Forecast | None:
+        """The pass kept under ``key``, or None."""
+        return self._forecast if self._key == key else None
+
+    def keep(self, key, forecast: Forecast) -> None:
+        self._key, self._forecast = key, forecast
+
+    def clear(self) -> None:
+        self._key, self._forecast = None, None

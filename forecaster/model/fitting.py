@@ -21,16 +21,11 @@ from .params import (
     FINE_TUNE_CHECKS,
     FINE_TUNE_PATIENCE,
     architecture,
-    auto_prior_steps,
     blend_weights,
-    covariate_steps,
-    default_max_steps,
     explicit_blend_weights,
-    fine_tune_steps,
     has_future_covariates,
     needs_calibration,
     use_early_stopping,
-    warm_start_steps,
 )
 from .state import FittedState
 from .training import TrainConfig
@@ -60,40 +55,26 @@ def minimum_history(input_size: int, horizon: int) -> int:
     return max(1, min(input_size, horizon) // 2)
 
 
-def step_budget(params: dict, roles: CovariateRoles, warm: bool, learning_rate_scales: dict | None):
-    """The step budget of a fit (steps from the number of windows and the batch size), chosen by how it starts."""
-    prior = learning_rate_scales is not None
-    # Covariates the prior never saw start from zero and need a full budget to be learnt (early stopping still decides).
-    fresh = prior and any(bool((scale == 1.0).any()) for scale in learning_rate_scales.values())
-    if prior and not fresh:  # under auto the prior as it is, calibrated on the held-out windows; else a fine-tune
-        return auto_prior_steps if params["init"] == "auto" else fine_tune_steps
-    if warm:
-        return warm_start_steps
-    # From scratch, or from the prior with covariates it never saw: covariates' effects take more steps.
-    return covariate_steps if roles.future else default_max_steps
-
-
 def training_job(
     panel: Panel,
     roles: CovariateRoles,
     config: NetworkConfig,
-    quantiles: tuple[float, ...],
+    plan,
     device: str,
-    season_length: int,
     params: dict,
-    warm: bool = False,
     n_windows: int | None = None,
     learning_rate_scales: dict | None = None,
 ) -> TrainingJob:
     """Training windows (all admissible origins) and, with early stopping, the last horizon held out in time.
 
-    ``params`` are the estimator's parameters; ``warm`` gives the smaller step budget of a
-    fit that continues from trained weights (when ``max_steps`` is None). ``learning_rate_scales`` (per weight, its
-    share of the learning rate; ``prior.learning_rate_scales``) makes it a fit from the shipped prior: its budget,
-    and early stopping with the held-out windows scored from step 0 on (on unless ``early_stopping=False``).
-    ``n_windows``: the training windows of the whole panel when ``panel`` is a sample of it (a Dask fit streams
-    the windows from every partition): the step budget and the automatic early stopping are sized to it.
+    ``plan`` (a :class:`~forecaster.model.plan.FitPlan`) gives the levels, the season and the step budget; ``params``
+    are the estimator's parameters. A plan that starts from the prior has ``learning_rate_scales`` (per weight, its
+    share of the learning rate; ``prior.learning_rate_scales``) and early stopping with the held-out windows scored
+    from step 0 on (on unless ``early_stopping=False``). ``n_windows``: the training windows of the whole panel when
+    ``panel`` is a sample of it (a Dask fit streams the windows from every partition): the step budget and the
+    automatic early stopping are sized to it.
     """
+    quantiles, season_length = plan.quantiles, plan.units["season_length"]
     input_size, horizon = config.input_size, config.horizon
     min_history = minimum_history(input_size, horizon)
     end_col = np.full(len(panel.ids), panel.last_col)
@@ -101,10 +82,9 @@ def training_job(
     naive_table = naive_error_table(panel.y, season_length, panel.first_col) if params["loss_scale"] == "seasonal_naive" else None
     all_series, all_origins = admissible_origins(panel, input_size, horizon, end_col, min_history)
     batch_size = params["batch_size"]
-    prior = learning_rate_scales is not None
-    budget = step_budget(params, roles, warm, learning_rate_scales)
+    prior = plan.start == "prior"
     windows = len(all_series) if n_windows is None else n_windows
-    max_steps = params["max_steps"] or budget(windows, batch_size)
+    max_steps = plan.steps(params, windows)
     early = use_early_stopping(params["early_stopping"], max_steps, batch_size, windows)
     if prior and params["early_stopping"] is None:
         early = True

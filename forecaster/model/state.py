@@ -22,6 +22,9 @@ from .network import NetworkConfig
 
 # Where a fit can start (``FittedState.init``, the estimator's ``init_``).
 INIT_PATHS = ("pretrained", "scratch", "warm start")
+# Where a fit plan starts and the policies of its step budget (``forecaster.model.plan``; model files check them).
+PLAN_STARTS = ("scratch", "prior", "continue")
+PLAN_BUDGETS = ("default", "covariates", "warm start", "fine-tune", "prior as it is", "given", "none")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class FittedState:
         init: where the fit that produced these weights started: ``"pretrained"`` (the shipped prior),
             ``"scratch"`` (random weights) or ``"warm start"`` (a previous fit's weights); None for a file written
             before fits recorded it.
+        plan: the fit's resolved plan (``forecaster.model.plan.FitPlan.to_dict``); None for a file written before fits
+            recorded it, and for a prior written by ``forecaster.pretraining``.
     """
 
     freq: str
@@ -68,6 +73,7 @@ class FittedState:
     warm_starts: int = 0
     calibration: Calibration | None = None
     init: str | None = None
+    plan: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def median_index(self) -> int:
@@ -100,6 +106,7 @@ class FittedState:
             "warm_starts": self.warm_starts,
             "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "init": self.init,
+            "plan": self.plan,
         }
 
     @classmethod
@@ -127,4 +134,5 @@ class FittedState:
             warm_starts=int(fitted.get("warm_starts", 0)),
             calibration=None if fitted.get("calibration") is None else Calibration.from_dict(fitted["calibration"]),
             init=fitted.get("init"),
+            plan=fitted.get("plan"),
         )

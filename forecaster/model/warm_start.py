@@ -11,7 +11,6 @@ would change the meaning of the weights, so the model is fitted from scratch ins
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -103,23 +102,3 @@ def widen_static_inputs(
         grown[:, keep + mapping] = weight[:, keep:]
         widened[key] = grown
     return widened
-
-
-def warm_start_state(
-    model, roles: CovariateRoles, freq: str, quantiles: tuple[float, ...], units: dict, instead: str = "fitting from scratch"
-) -> FittedState | None:
-    """The fitted state a ``warm_start=True`` fit of ``model`` continues from; None when there is none, or (with a
-    warning that names the reason and ``instead``, what the fit does: from scratch or from the prior) when it is
-    incompatible."""
-    if not hasattr(model, "network_"):
-        return None
-    params = model.get_params()
-    members = params["n_models"] or model.state_.n_members  # None: as many as the model has
-    wanted = {"roles": roles, "freq": freq, "quantiles": quantiles, "n_members": members, "scaler": params["scaler"]}
-    reason = incompatibility(model.state_, {**wanted, **units})
-    if reason is None and architecture_changed(model.network_.config, params):
-        reason = "the network's size or architecture changed"
-    if reason is not None:
-        warnings.warn(f"warm_start=True but {reason}; {instead}.", UserWarning, stacklevel=4)
-        return None
-    return model.state_

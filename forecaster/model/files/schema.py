@@ -23,7 +23,7 @@ from ..attention import ATTENTIONS
 from ..calibration import MAX_FACTOR, TREATMENTS
 from ..network import NetworkConfig
 from ..params import CONSTRAINTS, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
-from ..state import INIT_PATHS
+from ..state import INIT_PATHS, PLAN_BUDGETS, PLAN_STARTS
 from .layout import (
     CONFIG,
     FORMAT_VERSION,
@@ -231,6 +231,36 @@ def network_schema() -> Check:
 V1_KINDS = ("datetime", "bool", "int", "float", "str")
 
 
+def plan_schema() -> Check:
+    """The fit plan a model file saves (``forecaster.model.plan.FitPlan.to_dict``)."""
+    units = record(
+        {
+            "input_size": (integer(1, MAX_STEPS), True),
+            "season_length": (integer(1, MAX_STEPS), True),
+            **{name: (flag, True) for name in ("log_target", "seasonal_profile", "trend_line")},
+        }
+    )
+    return record(
+        {
+            "start": (text(*PLAN_STARTS), True),
+            "prior": (nullable(text()), True),
+            "freq": (text(), True),
+            "units": (units, True),
+            "quantiles": (list_of(real(0.0, 1.0, low_open=True, high_open=True), MAX_QUANTILES), True),
+            "n_members": (integer(1, MAX_MEMBERS), True),
+            "seeds": (list_of(integer(0, 2**63), MAX_MEMBERS), True),
+            "budget": (text(*PLAN_BUDGETS), True),
+            "max_steps": (nullable(integer(0, 2**31)), True),
+            "early_stopping": (nullable(flag), True),
+            "learning_rate": (real(0.0, math.inf, low_open=True), True),
+            "prior_rate_share": (nullable(real(0.0, 1.0, low_open=True)), True),
+            "calibrate": (flag, True),
+            "warm_starts": (integer(0, 2**31), True),
+            "notes": (list_of(text(), 64), True),
+        }
+    )
+
+
 def config_schema(version: int) -> Check:
     """The schema of ``config.json``: keys, types, allowed values and size bounds. Format 1 lacks some fields."""
     new = version >= 2
@@ -286,6 +316,7 @@ def config_schema(version: int) -> Check:
             "warm_starts": (integer(0, 2**31), new),
             "calibration": (nullable(calibration), False),
             "init": (nullable(text(*INIT_PATHS)), False),
+            "plan": (nullable(plan_schema()), False),
         }
     )
     top: dict[str, tuple[Check, bool]] = {

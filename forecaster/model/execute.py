@@ -1,0 +1,139 @@
+"""Carrying out a fit plan: from a validated frame and a :class:`~forecaster.model.plan.FitPlan` to a fitted model.
+
+:func:`run_plan` is the one function every route into training runs (``fit``, the backtest's folds, a Dask fit that
+streams its windows, data-parallel training, which pass their own member trainer): the panel, the network's shapes,
+each member's starting weights, the training job, the members' training, the fitted state and its calibration.
+It changes nothing it is given; the caller adopts the :class:`Fit` it returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from ..data.features import FeatureSpec, fit_features
+from ..data.panel import Panel, padding_expected, refuse_short
+from ..data.roles import CovariateRoles
+from ..data.validation import Columns
+from .fitting import calibrated, network_config, training_job, with_blend_recorded
+from .inference import history_kept, model_panel
+from .members import MemberTrainer, fit_members
+from .network import Ensemble, NetworkConfig
+from .params import resolve_device
+from .plan import FitPlan, PanelFacts, resolved
+from .prior import adapted_weights, learning_rate_scales
+from .state import FittedState
+from .training import TrainResult
+from .warm_start import extend_features, extend_spec, widen_static_inputs
+
+
+@dataclass(frozen=True)
+class Fit:
+    """What a fit produced: the fitted state (its plan in ``state.plan``), the trained ensemble in eval mode, the
+    device it runs on, each member's training result, and the training panel."""
+
+    state: FittedState
+    network: Ensemble
+    device: str
+    results: list[TrainResult]
+    panel: Panel
+
+    @property
+    def plan(self) -> FitPlan:
+        return FitPlan.from_dict(self.state.plan)
+
+
+def initial_weights(plan: FitPlan, previous, config: NetworkConfig, features: FeatureSpec, roles: CovariateRoles):
+    """Each member's starting weights: the previous members' (a warm start, static inputs widened to new
+    categories), the prior's (member k from the prior's member k, cycling when a fit asks for more), or None."""
+    if plan.start == "continue":
+        state, network = previous
+        return [widen_static_inputs(m.state_dict(), state.features, features, roles.static) for m in network.members]
+    if plan.start == "prior":
+        return [adapted_weights(plan.prior_model, config, k) for k in range(plan.n_members)]
+    return None
+
+
+def _features(plan: FitPlan, previous, frame: pd.DataFrame, id_col: str, roles, features: FeatureSpec | None):
+    """The covariate encodings: a warm start keeps the trained scalings and appends new categories."""
+    if plan.start == "continue":
+        known = previous[0].features
+        if features is None:
+            return extend_features(known, frame, id_col, roles)
+        return extend_spec(known, features)  # the whole panel's encodings
+    return fit_features(frame, id_col, roles) if features is None else features
+
+
+def run_plan(
+    plan: FitPlan,
+    facts: PanelFacts,
+    frame: pd.DataFrame,
+    tz: str | None,
+    params: dict,
+    previous=None,
+    train_members: MemberTrainer | None = None,
+    features: FeatureSpec | None = None,
+) -> Fit:
+    """Fit on a frame that ``clean_history`` validated, as ``plan`` says; returns the fit.
+
+    ``previous``: ``(state, network)`` of the fit a warm start continues from. ``train_members(job, seeds, initial)``
+    trains the members instead of ``fit_members`` (``forecaster.scale``). ``features``: the covariate encodings of a
+    whole panel of which ``frame`` is a sample (by default they come from ``frame``).
+    """
+    columns, roles, horizon = Columns.from_params(params), facts.roles, params["horizon"]
+    units = dict(plan.units)
+    features = _features(plan, previous, frame, columns.id, roles, features)
+    with padding_expected(plan.start == "prior"):
+        panel = model_panel(frame, columns, roles, features, facts.offset, horizon, units, fill_gaps=params["fill_gaps"])
+    if plan.trains:  # a model that does not train needs no training window
+        refuse_short(panel.ids, panel.length, horizon)
+    config = network_config(panel, roles, features, plan.quantiles, units["input_size"], params)
+    device = resolve_device(params["device"])
+    initial = initial_weights(plan, previous, config, features, roles)
+    job = None
+    if not plan.trains:  # the prior as it is: no training, no held-out windows, no calibration
+        results = [TrainResult(state_dict=weights, best_step=0) for weights in initial]
+    else:
+        scales = None
+        if plan.start == "prior":
+            scales = learning_rate_scales(plan.prior_model, config, plan.prior_rate_share)
+        job = training_job(panel, roles, config, plan, device, params, facts.n_windows, scales)
+        job = replace(job, features=features)
+        plan = resolved(plan, job)
+        seeds = list(plan.seeds)
+        if train_members is None:
+            results = fit_members(job, seeds, params["n_jobs"], initial)
+        else:
+            results = train_members(job, seeds, initial)
+    network = Ensemble(config, len(results)).to(device)
+    for member, result in zip(network.members, results, strict=True):
+        member.load_state_dict(result.state_dict)
+    network.eval()
+    state = new_state(frame, tz, panel, features, plan, config, len(results), params)
+    state = state if job is None else calibrated(network, state, panel, job.holdout, params, device)
+    state = with_blend_recorded(state, params)
+    return Fit(state, network, device, results, panel)
+
+
+def new_state(frame, tz, panel: Panel, features, plan: FitPlan, config, n_members: int, params: dict) -> FittedState:
+    """The fitted state of a fit on ``frame`` (before calibration), with the history tail ``predict`` reads."""
+    columns = Columns.from_params(params)
+    by_series = frame.groupby(columns.id, sort=False, observed=True)
+    units = plan.units
+    return FittedState(
+        freq=plan.freq,
+        roles=CovariateRoles.from_params(params),
+        features=features,
+        quantiles=plan.quantiles,
+        network=config,
+        n_members=n_members,
+        tz=tz,
+        history=by_series.tail(history_kept(units["input_size"], panel.decomposition)).reset_index(drop=True),
+        training_end=by_series[columns.time].max(),
+        scaler=params["scaler"],
+        warm_starts=plan.warm_starts,
+        init=plan.init,
+        plan=plan.to_dict(),
+        **units,
+    )

@@ -1,0 +1,216 @@
+"""The fit plan: where a fit starts, how long it trains, at what rates, with how many members, what it calibrates.
+
+:func:`plan_fit` is the one place that decides it, from the estimator's parameters, facts about the panel and what a
+previous fit left; nothing else reads ``init``, ``warm_start`` or ``max_steps`` to choose how a fit starts.
+``forecaster.model.execute.run_plan`` carries a plan out. The plan decides the step budget's policy; its steps and
+early stopping are resolved against the panel's training windows when the plan is run, and the plan the fitted
+model keeps (``Seq2SeqForecaster.fit_plan_``, saved with the model file) holds them resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import pandas as pd
+
+from ..data.roles import CovariateRoles
+from .params import (
+    FINE_TUNE_LEARNING_RATE_SHARE,
+    auto_prior_steps,
+    covariate_steps,
+    default_max_steps,
+    fine_tune_steps,
+    member_count,
+    needs_calibration,
+    resolve_units,
+    training_quantiles,
+    warm_start_steps,
+)
+from .prior import Prior, auto_prior, prior_for
+from .state import PLAN_STARTS
+from .warm_start import architecture_changed, incompatibility
+
+# Where a fit starts -> the word the fitted state records for it (``FittedState.init``, the estimator's ``init_``).
+STARTS = dict(zip(PLAN_STARTS, ("scratch", "pretrained", "warm start"), strict=True))
+# The step budget of a fit whose ``max_steps`` is None, by policy (steps from the training windows and the batch size).
+BUDGETS: dict[str, Callable[[int, int], int]] = {
+    "default": default_max_steps,
+    "covariates": covariate_steps,
+    "warm start": warm_start_steps,
+    "fine-tune": fine_tune_steps,
+    "prior as it is": auto_prior_steps,
+}
+# The other policies of ``PLAN_BUDGETS``: ``"given"`` (``max_steps`` as given) and ``"none"`` (``max_steps=0``).
+
+
+@dataclass(frozen=True)
+class PanelFacts:
+    """What a plan needs to know of the panel a fit trains on.
+
+    Attributes:
+        offset: its frequency.
+        roles: its covariate roles.
+        rows: rows beyond one horizon per series (about its training windows; ``init="auto"`` reads it).
+        n_windows: the training windows of the whole panel when the frame fitted is a sample of it, else None.
+    """
+
+    offset: pd.DateOffset
+    roles: CovariateRoles
+    rows: int
+    n_windows: int | None = None
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """A fit's resolved choices.
+
+    Attributes:
+        start: ``"scratch"`` (random weights), ``"prior"`` (the shipped prior) or ``"continue"`` (a warm start from the
+            previous fit's weights).
+        prior: the family of the prior a fit starts from (None otherwise).
+        freq: the data's frequency (pandas alias).
+        units: window length, season and target units (``input_size`` the prior's when it starts from one).
+        quantiles: the levels the network is trained on.
+        n_members: ensemble members; ``seeds``: each member's seed.
+        budget: the step budget's policy (a key of ``BUDGETS``, ``"given"`` or ``"none"``: no training step).
+        max_steps, early_stopping: as resolved against the training windows (None until the plan is run).
+        learning_rate: the optimiser's rate; ``prior_rate_share``: the share of it for the prior's own weights.
+        calibrate: whether windows are held out to choose the blend and calibrate the intervals (as run: False when
+            the series were too short to spare any).
+        warm_starts: fits that continued from these weights since the last full fit.
+        notes: why a fit starts elsewhere than it could have (the estimator warns with them).
+    """
+
+    start: str
+    prior: str | None
+    freq: str
+    units: dict
+    quantiles: tuple[float, ...]
+    n_members: int
+    seeds: tuple[int, ...]
+    budget: str
+    max_steps: int | None
+    early_stopping: bool | None
+    learning_rate: float
+    prior_rate_share: float | None
+    calibrate: bool
+    warm_starts: int
+    notes: tuple[str, ...] = ()
+    prior_model: Prior | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def init(self) -> str:
+        """Where the fit started, in the words of ``FittedState.init``."""
+        return STARTS[self.start]
+
+    @property
+    def trains(self) -> bool:
+        return self.budget != "none"
+
+    def steps(self, params: Mapping[str, Any], n_windows: int) -> int:
+        """Training steps for ``n_windows`` training windows: ``max_steps`` as given, else the budget's."""
+        return params["max_steps"] or BUDGETS[self.budget](n_windows, params["batch_size"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (model files store it), without the prior's weights."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "prior_model"}
+        lists = {name: list(getattr(self, name)) for name in ("quantiles", "seeds", "notes")}
+        return {**out, "units": dict(self.units), **lists}
+
+    @classmethod
+    def from_dict(cls, plan: Mapping[str, Any]) -> FitPlan:
+        tuples = {name: tuple(plan[name]) for name in ("quantiles", "seeds", "notes")}
+        return cls(**{**plan, "units": dict(plan["units"]), **tuples})
+
+
+def _prior(params: Mapping[str, Any], facts: PanelFacts, units: dict) -> tuple[Prior | None, str | None]:
+    """The prior a fit starts from (``init``: always with "pretrained", on small panels with "auto"), or None;
+    and, where ``init="auto"`` could have started from the prior but does not, why."""
+    asked = {**units, "input_size": params["input_size"]}
+    if params["init"] == "pretrained":
+        return prior_for(facts.offset, params, asked), None
+    if params["init"] == "auto":
+        return auto_prior(facts.offset, params, asked, facts.roles, facts.rows)
+    return None, None
+
+
+def _continue_reason(previous, params: Mapping[str, Any], roles, freq: str, quantiles, units: dict) -> str | None:
+    """Why a warm start cannot continue from ``previous`` (a fitted state and its network's config), or None."""
+    state, config = previous
+    members = params["n_models"] or state.n_members  # None: as many as the model has
+    wanted = {"roles": roles, "freq": freq, "quantiles": quantiles, "n_members": members, "scaler": params["scaler"]}
+    reason = incompatibility(state, {**wanted, **units})
+    if reason is None and architecture_changed(config, params):
+        reason = "the network's size or architecture changed"
+    return reason
+
+
+def _budget(params: Mapping[str, Any], start: str, roles: CovariateRoles) -> str:
+    """The step budget's policy, by how the fit starts."""
+    if params["max_steps"] == 0:
+        return "none"
+    if params["max_steps"] is not None:
+        return "given"
+    # Covariates the prior never saw start from zero weights and need a full budget to be learnt.
+    if start == "prior" and not (roles.future or roles.past or roles.static):
+        return "prior as it is" if params["init"] == "auto" else "fine-tune"
+    if start == "continue":
+        return "warm start"
+    return "covariates" if roles.future else "default"
+
+
+def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> FitPlan:
+    """The plan of a fit with the estimator's (checked) ``params`` on a panel with ``facts``.
+
+    ``previous``: ``(state, network config)`` of the estimator's current fit, or None when it has none. Nothing is
+    warned or changed here: where a fit starts elsewhere than it could have, the plan's ``notes`` say why.
+
+    Raises:
+        PriorUnavailableError: ``init="pretrained"`` and no prior serves the fit.
+    """
+    roles, freq = facts.roles, facts.offset.freqstr
+    units = resolve_units(params, facts.offset)
+    quantiles = training_quantiles(params["quantiles"])
+    prior, not_prior = _prior(params, facts, units)
+    if prior is not None:
+        units["input_size"], quantiles = prior.input_size, prior.quantiles
+    notes, warm = [], params["warm_start"] and previous is not None
+    if warm:
+        reason = _continue_reason(previous, params, roles, freq, quantiles, units)
+        if reason is not None:
+            instead = f"fitting from the {prior.family} prior (init={params['init']!r})" if prior else "fitting from scratch"
+            notes.append(f"warm_start=True but {reason}; {instead}.")
+            warm = False
+    elif not_prior is not None:  # a warm start that could not continue said why above
+        notes.append(not_prior)
+    if warm:
+        prior = None  # a warm start continues from its own weights
+    start = "continue" if warm else "prior" if prior is not None else "scratch"
+    count = previous[0].n_members if warm else member_count(params["n_models"], None if prior is None else len(prior.members))
+    budget = _budget(params, start, roles)
+    return FitPlan(
+        start=start,
+        prior=None if prior is None else prior.family,
+        freq=freq,
+        units=units,
+        quantiles=tuple(quantiles),
+        n_members=count,
+        seeds=tuple(params["random_state"] + k for k in range(count)),
+        budget=budget,
+        max_steps=0 if budget == "none" else None,
+        early_stopping=False if budget == "none" else None,
+        learning_rate=float(params["learning_rate"]),
+        prior_rate_share=FINE_TUNE_LEARNING_RATE_SHARE if start == "prior" and budget != "none" else None,
+        calibrate=budget != "none" and needs_calibration(params),
+        warm_starts=previous[0].warm_starts + 1 if warm else 0,
+        notes=tuple(notes),
+        prior_model=prior,
+    )
+
+
+def resolved(plan: FitPlan, job) -> FitPlan:
+    """``plan`` with the steps, early stopping and held-out windows of the training job that carries it out."""
+    train = job.train
+    return replace(plan, max_steps=train.max_steps, early_stopping=train.early_stopping, calibrate=job.holdout is not None)
