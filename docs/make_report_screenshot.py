@@ -1,4 +1,4 @@
-"""docs/report_quickstart.png: the quickstart's report (Tourism quarterly, here a draw of 40 series and a fast model,
+"""docs/report_quickstart.png: the quickstart's report (Tourism quarterly, here a draw of 40 series with the defaults,
 so it runs in under a minute), as headless Chromium shows it at 1280 px. Run: python docs/make_report_screenshot.py"""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from forecaster.datasets import load_tourism
 df, info = load_tourism("quarterly", split="train")
 ids = np.random.default_rng(0).choice(sorted(df["unique_id"].unique()), 40, replace=False)
 df = df[df["unique_id"].isin(ids)]
-model = forecaster.Seq2SeqForecaster(horizon=8, hidden_size=16, max_steps=60, init="scratch", random_state=0, progress=False)
+model = forecaster.Seq2SeqForecaster(horizon=8, random_state=0, progress=False)
 result = forecaster.backtest(model, df, n_windows=2, progress=False)
 folder = Path(tempfile.mkdtemp()) / "report"
 result.to_report(folder, title="Quickstart: Tourism quarterly, 40 series, 2 rolling origins")
