@@ -120,6 +120,11 @@ class Seq2SeqForecaster(BaseEstimator):
             (``"pretrained"``, ``"scratch"`` or ``"warm start"``); model files record it, so a loaded model reports it
             too (None for files written before they recorded it).
         fill_gaps: accept missing periods and mask them instead of raising.
+        nonnegative: floor the median and every quantile at zero. None (the default): for each series whose observed
+            history up to the origin is never negative (counts, sales, demand), so such a series never gets a
+            negative forecast; True: every series; False: never. Quantiles stay ordered; a forecast lifted to zero
+            keeps the lift as its own part in ``explain(by="step")`` (``floor_at_zero``). The rule the fit took is
+            ``nonnegative_``, saved with the model (files written before it floor nothing).
         id_col, time_col, target_col: column names of the long frame.
         n_models: ensemble members (seeds ``random_state + k``); forecasts are their median (mean for observations).
             None (the default): one member per member of the prior when a fit starts from one (three, one per
@@ -177,6 +182,7 @@ class Seq2SeqForecaster(BaseEstimator):
         warm_start: bool = False,
         init: str = "auto",
         fill_gaps: bool = False,
+        nonnegative: bool | None = None,
         id_col: str = "unique_id",
         time_col: str = "ds",
         target_col: str = "y",
@@ -195,6 +201,7 @@ class Seq2SeqForecaster(BaseEstimator):
     freq_ = _from_state("freq", "Frequency of the training data (pandas alias).")
     season_length_ = _from_state("season_length", "Periods per season.")
     input_size_ = _from_state("input_size", "History periods the encoder reads.")
+    nonnegative_ = _from_state("nonnegative", "Which forecasts are floored at zero (``params.FLOOR_RULES``).")
     roles_ = _from_state("roles", "Covariate roles.")
     features_ = _from_state("features", "Covariate encoders.")
     quantiles_ = _from_state("quantiles", "Levels the network outputs (requested ones plus the median).")
@@ -483,6 +490,7 @@ class Seq2SeqForecaster(BaseEstimator):
           the unattended level, times the network's blend weight.
         - ``covariates_x_network_weight``: the future-known covariates' effect against their training mean.
         - ``partners_weighted``: the statistical partners' forecasts times their blend weights.
+        - ``floor_at_zero``: what lifted a negative median to zero (``nonnegative``); 0 where nothing was lifted.
 
         The shares of the state design take a gradient pass per horizon step: ``explain`` costs several ``predict``
         calls (docs/attention.md). ``predict`` after ``explain`` on the same inputs reuses its pass. With a Dask

@@ -76,15 +76,26 @@ class Account:
     baseline: np.ndarray
     covariates: np.ndarray  # (B, H) future-known covariates against their training mean
     partners: np.ndarray  # (B, H) the statistical partners' weighted forecasts
+    floor: np.ndarray | None = None  # (B, H) what lifted a negative median to zero (``nonnegative``); None: nothing
 
     @property
     def total(self) -> np.ndarray:
         """(B, H) the sum of the parts: the median forecast."""
-        return self.points.sum(axis=2) + self.baseline + self.covariates + self.partners
+        total = self.points.sum(axis=2) + self.baseline + self.covariates + self.partners
+        return total if self.floor is None else total + self.floor
+
+    @property
+    def lift(self) -> np.ndarray:
+        """(B, H) the floor's part, zeros where nothing was lifted."""
+        return np.zeros_like(self.baseline) if self.floor is None else self.floor
 
     def share(self, network: np.ndarray, partners: np.ndarray) -> Account:
         """The account after the blend: network parts times the network's share (B, H), plus the partners."""
         return Account(self.points * network[..., None], self.baseline * network, self.covariates * network, partners)
+
+    def floored(self, lift: np.ndarray) -> Account:
+        """The account of the median raised by ``lift`` (B, H; zero where it stays): the lift is its own part."""
+        return Account(self.points, self.baseline, self.covariates, self.partners, self.lift + lift)
 
     def constant(self, rows: np.ndarray, level: np.ndarray) -> Account:
         """The account with windows ``rows`` (bool, B) forecast as ``level`` (B,): all of it in the baseline."""
@@ -94,11 +105,13 @@ class Account:
             np.where(keep, self.baseline, level[:, None]),
             self.covariates * keep,
             self.partners * keep,
+            None if self.floor is None else self.floor * keep,
         )
 
     def take(self, rows: slice | np.ndarray) -> Account:
         """The account of some windows."""
-        return Account(self.points[rows], self.baseline[rows], self.covariates[rows], self.partners[rows])
+        floor = None if self.floor is None else self.floor[rows]
+        return Account(self.points[rows], self.baseline[rows], self.covariates[rows], self.partners[rows], floor)
 
     def settled(self, median: np.ndarray) -> Account:
         """The account with its float rounding against ``median`` (B, H) moved into ``baseline``, so it adds up exactly.
@@ -116,13 +129,14 @@ class Account:
         if (np.abs(gap) > SETTLE_TOLERANCE * size + 1e-12).any():
             worst = float(np.max(np.abs(gap) / (size + 1e-300)))
             raise ArithmeticError(f"The forecast's parts miss it by {worst:.2e} of its size; please report this with the data.")
-        return Account(self.points, self.baseline + gap, self.covariates, self.partners)
+        return Account(self.points, self.baseline + gap, self.covariates, self.partners, self.floor)
 
     @staticmethod
     def concatenate(accounts: list[Account]) -> Account:
         """One account of the windows of several."""
         fields = ("points", "baseline", "covariates", "partners")
-        return Account(*(np.concatenate([getattr(a, f) for a in accounts]) for f in fields))
+        floor = None if all(a.floor is None for a in accounts) else np.concatenate([a.lift for a in accounts])
+        return Account(*(np.concatenate([getattr(a, f) for a in accounts]) for f in fields), floor)
 
 
 def network_account(
@@ -185,16 +199,18 @@ STEP_PARTS = {
         "window_level_x_network_weight",
         "covariates_x_network_weight",
         "partners_weighted",
+        "floor_at_zero",
     ),
     "observations": (
         "history_x_network_weight",
         "step_and_statics_x_network_weight",
         "covariates_x_network_weight",
         "partners_weighted",
+        "floor_at_zero",
     ),
 }
 # Where each part comes from in the point frame (whose ``step_*`` columns repeat it on every history row).
-_FROM_POINTS = ("contribution", "step_baseline", "step_covariates", "step_partners")
+_FROM_POINTS = ("contribution", "step_baseline", "step_covariates", "step_partners", "step_floor")
 
 
 def step_account(explanation, id_col: str, time_col: str, values: str | None):

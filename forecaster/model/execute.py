@@ -20,7 +20,7 @@ from .fitting import calibrated, network_config, training_job, with_blend_record
 from .inference import history_kept, model_panel
 from .members import MemberTrainer, fit_members
 from .network import Ensemble, NetworkConfig
-from .params import resolve_device
+from .params import floor_rule, resolve_device
 from .plan import FitPlan, PanelFacts, resolved
 from .prior import adapted_weights, learning_rate_scales
 from .state import FittedState
@@ -135,5 +135,6 @@ def new_state(frame, tz, panel: Panel, features, plan: FitPlan, config, n_member
         warm_starts=plan.warm_starts,
         init=plan.init,
         plan=plan.to_dict(),
+        nonnegative=floor_rule(params),
         **units,
     )

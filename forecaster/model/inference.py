@@ -234,7 +234,29 @@ def forecast_windows(
         if constant.any():
             values = np.where(constant[:, None, None], level[:, None, None], values)
             parts = None if parts is None else parts.constant(constant, level)
+    values, parts = floored(values, parts, state, panel, series, origins)
     return Forecast(series, origins, values, attention, parts)
+
+
+def floored(values: np.ndarray, parts, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray):
+    """Quantiles (B, H, Q) floored at zero where the fit's ``nonnegative`` rule says so, and the account with the lift.
+
+    "series never negative": each window whose series has no negative observed target up to its origin (so the
+    history a forecast reads, and nothing after it, decides); "every series": every window; "none": no window. Taking
+    the maximum with zero keeps the quantiles ordered.
+    """
+    if state.nonnegative == "none" or len(series) == 0:
+        return values, parts
+    rows = np.ones(len(series), dtype=bool)
+    if state.nonnegative == "series never negative":
+        y = target_values(panel, state)
+        negative = np.cumsum(np.isfinite(y) & (y < 0), axis=1)  # (N, W) negative observations up to each column
+        rows = negative[series, origins] == 0
+    lifted = np.where(rows[:, None, None], np.maximum(values, 0.0), values)
+    lift = lifted[:, :, state.median_index] - values[:, :, state.median_index]  # exactly 0 where the median stays
+    if parts is not None and lift.any():
+        parts = parts.floored(lift)
+    return lifted, parts
 
 
 class EmptyWindowWarning(UserWarning):

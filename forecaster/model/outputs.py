@@ -96,6 +96,7 @@ def attention_frame(
         out["contribution"] = account.points[keep]
         for name in ("baseline", "covariates", "partners"):
             out[f"step_{name}"] = getattr(account, name)[w_idx[keep], h_idx[keep]]
+        out["step_floor"] = account.lift[w_idx[keep], h_idx[keep]]  # what lifted a negative median to zero
         out["step_head"] = 0.0  # every part of the head is now some point's share; kept so frames keep their columns
         out["y_hat"] = account.total[w_idx[keep], h_idx[keep]]
         if values is not None:

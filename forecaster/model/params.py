@@ -121,6 +121,7 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "warm_start": (_flag, "True or False"),
     "init": (_one_of(*INITS), f"one of {INITS}"),
     "fill_gaps": (_flag, "True or False"),
+    "nonnegative": (_optional(_flag), "True, False or None (each series whose history is never negative)"),
     "id_col": (_column_name, "a column name"),
     "time_col": (_column_name, "a column name"),
     "target_col": (_column_name, "a column name"),
@@ -198,6 +199,7 @@ DEFAULTS: dict[str, Any] = {
     "warm_start": False,
     "init": "auto",
     "fill_gaps": False,
+    "nonnegative": None,
     "id_col": "unique_id",
     "time_col": "ds",
     "target_col": "y",
@@ -518,3 +520,15 @@ def use_early_stopping(early_stopping: bool | None, max_steps: int, batch_size: 
     if early_stopping is not None:
         return bool(early_stopping)
     return max_steps * batch_size > AUTO_EARLY_STOPPING_PASSES * n_windows
+
+
+# How a fit floors its forecasts at zero (``nonnegative``): each window whose series' history up to the origin is
+# never negative, every window, or none. The fitted state records the rule; model files without it floor nothing.
+FLOOR_RULES = ("series never negative", "every series", "none")
+
+
+def floor_rule(params: Mapping[str, Any]) -> str:
+    """``nonnegative`` resolved: None floors each series whose observed history is never negative, True every
+    series, False none (``FLOOR_RULES``)."""
+    value = params.get("nonnegative")
+    return FLOOR_RULES[0] if value is None else FLOOR_RULES[1] if value else FLOOR_RULES[2]

@@ -51,6 +51,8 @@ class FittedState:
         init: where the fit that produced these weights started: ``"pretrained"`` (the shipped prior),
             ``"scratch"`` (random weights) or ``"warm start"`` (a previous fit's weights); None for a file written
             before fits recorded it.
+        nonnegative: which forecasts are floored at zero (``params.FLOOR_RULES``); "none" for a file written before
+            fits recorded it, so that it forecasts as it did.
         plan: the fit's resolved plan (``forecaster.model.plan.FitPlan.to_dict``); None for a file written before fits
             recorded it, and for a prior written by ``forecaster.pretraining``.
     """
@@ -74,6 +76,7 @@ class FittedState:
     calibration: Calibration | None = None
     init: str | None = None
     plan: dict[str, Any] | None = field(default=None, repr=False)
+    nonnegative: str = "none"
 
     @property
     def median_index(self) -> int:
@@ -107,6 +110,7 @@ class FittedState:
             "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "init": self.init,
             "plan": self.plan,
+            "nonnegative": self.nonnegative,
         }
 
     @classmethod
@@ -135,4 +139,5 @@ class FittedState:
             calibration=None if fitted.get("calibration") is None else Calibration.from_dict(fitted["calibration"]),
             init=fitted.get("init"),
             plan=fitted.get("plan"),
+            nonnegative=fitted.get("nonnegative", "none"),
         )

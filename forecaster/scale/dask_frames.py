@@ -41,7 +41,15 @@ __all__ = ["forecast_frames", "series_partition"]
 # The partition key: the index of the shuffled copies only (never of the caller's frames), dropped before the pandas path.
 KEY = "__forecaster_partition__"
 
-ACCOUNT_COLUMNS = ("contribution", "step_baseline", "step_covariates", "step_partners", "step_head", "y_hat")
+ACCOUNT_COLUMNS = (
+    "contribution",
+    "step_baseline",
+    "step_covariates",
+    "step_partners",
+    "step_floor",
+    "step_head",
+    "y_hat",
+)
 
 
 def series_partition(ids: pd.Series, npartitions: int) -> np.ndarray:

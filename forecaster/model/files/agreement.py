@@ -16,7 +16,7 @@ from ...data.features import static_width
 from ...data.frequency import calendar_features, normalise_freq
 from ...data.roles import CovariateRoles
 from ...partners.blend import FORMER_DEFAULT_WEIGHTS, PARTNERS
-from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, architecture, blend_weights, check_params
+from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, architecture, blend_weights, check_params, floor_rule
 from ..state import FittedState
 from .layout import CONFIG, HISTORY, Invalid
 
@@ -27,6 +27,7 @@ PARAM_DEFAULTS = {
     "theta_weight": 0.0,
     "holt_winters_weight": 0.0,
     "attention_values": "states",
+    "nonnegative": False,
 }
 
 
@@ -203,5 +204,9 @@ def _check_params_match_state(state: FittedState, params: dict[str, Any]) -> Non
         given = params[name]
         if given is not None and (bool(given) if isinstance(value, bool) else given) != value:
             raise Invalid(f"`params.{name}` in {CONFIG} is {given!r}, but the model was fitted with {value!r}.")
+    if floor_rule(params) != state.nonnegative:
+        raise Invalid(
+            f"`params.nonnegative` in {CONFIG} is {params['nonnegative']!r}, but the model floors {state.nonnegative!r}."
+        )
     if params["freq"] is not None and normalise_freq(params["freq"]).freqstr != normalise_freq(state.freq).freqstr:
         raise Invalid(f"`params.freq` in {CONFIG} is {params['freq']!r}, but the model was fitted on {state.freq!r}.")

@@ -22,7 +22,7 @@ from ...data.scaling import SCALERS
 from ..attention import ATTENTIONS
 from ..calibration import MAX_FACTOR, TREATMENTS
 from ..network import NetworkConfig
-from ..params import CONSTRAINTS, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
+from ..params import CONSTRAINTS, FLOOR_RULES, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
 from ..state import INIT_PATHS, PLAN_BUDGETS, PLAN_STARTS
 from .layout import (
     CONFIG,
@@ -317,6 +317,7 @@ def config_schema(version: int) -> Check:
             "calibration": (nullable(calibration), False),
             "init": (nullable(text(*INIT_PATHS)), False),
             "plan": (nullable(plan_schema()), False),
+            "nonnegative": (text(*FLOOR_RULES), False),
         }
     )
     top: dict[str, tuple[Check, bool]] = {
