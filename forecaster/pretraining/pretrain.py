@@ -31,7 +31,7 @@ from ..model.fitting import network_config
 from ..model.inference import model_panel
 from ..model.members import TrainingJob, fit_members
 from ..model.network import Ensemble
-from ..model.params import TRAINING_ONLY, resolve_units, training_quantiles
+from ..model.params import TRAINING_ONLY, floor_rule, resolve_units, training_quantiles
 from ..model.state import FittedState
 from ..model.training import TrainConfig
 from .corpus import FAMILIES, corpus
@@ -113,6 +113,7 @@ def pretrain(family: str, steps: int, seed: int = 0, batch_size: int = 128, prog
         history=empty,
         training_end=pd.Series([], dtype="datetime64[ns]", name="ds", index=pd.Index([], dtype=object, name="unique_id")),
         scaler=model.scaler,
+        nonnegative=floor_rule(model.get_params()),
         **units,
     )
     model.set_fitted(state, network, "cpu", [result])
