@@ -133,6 +133,11 @@ def test_the_verdicts_totals_count_the_windows_skipped_before_forecasting():
     short = df[(df["unique_id"] != first) | (df["ds"] >= end - pd.DateOffset(months=17))]  # 18 periods: one fold only
     result = backtest(fast_model(), short, n_windows=2, progress=False)
     assert len(result.skipped) == 1 and result.skipped["reason"].iloc[0].startswith("only")
+    from forecaster.evaluation.report import verdict_line
+
+    assert verdict_line(result.settings["verdict"], result.skipped).endswith(
+        "; 1 series-fold window left out, each listed with its reason in skipped.csv."
+    )
     assert result.settings["verdict"] == {
         "series": 6,
         "series_total": 6,

@@ -263,7 +263,8 @@ def _attention_section(result, picks: dict, folder: Path, figures: dict, names: 
 
 def verdict_line(verdict: dict | None, skipped: pd.DataFrame) -> str:
     """What the verdict rests on, in one sentence: series, forecast points and windows scored, and what was left out."""
-    left_out = f"{len(skipped)} series-fold windows left out, each listed with its reason in skipped.csv"
+    windows = "1 series-fold window" if len(skipped) == 1 else f"{len(skipped):,} series-fold windows"
+    left_out = f"{windows} left out, each listed with its reason in skipped.csv"
     if verdict is None:
         return f"The verdict leaves out {left_out}." if len(skipped) else "Every series-fold window is scored."
     return (
