@@ -249,9 +249,10 @@ def floored(values: np.ndarray, parts, state: FittedState, panel: Panel, series:
         return values, parts
     rows = np.ones(len(series), dtype=bool)
     if state.nonnegative == "series never negative":
-        y = target_values(panel, state)
-        negative = np.cumsum(np.isfinite(y) & (y < 0), axis=1)  # (N, W) negative observations up to each column
-        rows = negative[series, origins] == 0
+        rows_of, at = np.unique(series, return_inverse=True)  # only the windows' series, once each
+        y = target_values(panel, state)[rows_of]
+        negative = np.cumsum(np.isfinite(y) & (y < 0), axis=1)  # negative observations up to each column
+        rows = negative[at, origins] == 0
     lifted = np.where(rows[:, None, None], np.maximum(values, 0.0), values)
     lift = lifted[:, :, state.median_index] - values[:, :, state.median_index]  # exactly 0 where the median stays
     if parts is not None and lift.any():
