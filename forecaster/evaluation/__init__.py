@@ -1,3 +1,3 @@
 """Evaluation: metrics (``metrics``), the fold plan (``folds``), the ways of running folds (``executors``), scoring
-(``scoring``), statsforecast baselines (``baselines``), the backtest (``backtest``), reports (``report``) and study
-specs (``studies``)."""
+(``scoring``), statsforecast baselines (``baselines``), the backtest (``backtest``), the numbers a report shows
+(``analysis``), reports (``report`` and its ``report_*`` parts) and study specs (``studies``)."""

@@ -10,17 +10,11 @@ import numpy as np
 import pandas as pd
 
 from ..plots import literal, readable
-from .report_tables import COVERAGE_TOLERANCE, MODEL, label, paired
+from .analysis import MODEL, better_and_worse, mase_by_step, paired_with, relative_mase
+from .report_tables import COVERAGE_TOLERANCE, label
 
-
-def mase_by_step(forecasts: pd.DataFrame, metrics: pd.DataFrame, models: list[str]) -> pd.DataFrame:
-    """Mean scaled absolute error per horizon step and model (zero-scale series excluded)."""
-    scales = metrics.drop_duplicates(["unique_id", "cutoff"])[["unique_id", "cutoff", "scale"]]
-    frame = forecasts.merge(scales, on=["unique_id", "cutoff"], how="left")
-    frame = frame[frame["scale"] > 0]
-    step = frame.groupby(["unique_id", "cutoff"]).cumcount() + 1
-    errors = {m: (frame[m] - frame["y"]).abs() / frame["scale"] for m in models}
-    return pd.DataFrame(errors).assign(step=step.to_numpy()).groupby("step").mean()
+# The MASE per step is computed in ``analysis``; it stays importable from here.
+__all__ = ["mase_by_step", "plot_calibration", "plot_mase_by_step", "plot_overview", "plot_per_series", "plot_relative", "save"]
 
 
 def save(fig, folder: Path, name: str) -> str:
@@ -58,13 +52,13 @@ def plot_calibration(rates: pd.DataFrame, folder: Path) -> str:
 
 
 def plot_relative(metrics: pd.DataFrame, models: list[str], folder: Path) -> str | None:
-    wide = metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase")
-    if "auto_ets" not in wide:
+    """Per series and fold, each model's MASE over AutoETS's on a log2 scale, as histograms; None without AutoETS."""
+    ratios = relative_mase(metrics, models, "auto_ets")
+    if ratios is None:
         return None
     fig, ax = plt.subplots(figsize=(8, 3.6))
     bins = np.linspace(-2, 2, 41)
-    for model in [m for m in models if m != "auto_ets"]:
-        ratio = np.log2((wide[model] / wide["auto_ets"]).replace([np.inf, 0], np.nan).dropna())
+    for model, ratio in ratios.items():
         ax.hist(ratio.clip(-2, 2), bins=bins, alpha=0.5, label=f"{model} (median ratio {2 ** ratio.median():.2f})")
     ax.axvline(0, color="k", lw=0.8)
     ax.set_xlabel("log2(MASE / AutoETS MASE) per series and fold (left of 0: better than AutoETS)")
@@ -107,15 +101,14 @@ def plot_overview(forecasts: pd.DataFrame, data: pd.DataFrame, picks: dict, fold
 def plot_per_series(metrics: pd.DataFrame, baselines: list[str], folder: Path) -> str | None:
     """Per series, seq2seq's mean MASE against each baseline's (over the folds both scored): below the diagonal,
     seq2seq forecast that series better. Axes end at the 98th percentile (points beyond it sit on the edge)."""
-    pairs = [(b, paired(metrics, b)) for b in baselines]
-    pairs = [(b, t) for b, t in pairs if len(t)]
+    pairs = paired_with(metrics, baselines)
     if not pairs:
         return None
     fig, axes = plt.subplots(1, len(pairs), figsize=(4.6 * len(pairs) + 0.4, 3.3), squeeze=False, layout="constrained")
     for ax, (baseline, table) in zip(axes[0], pairs, strict=True):
         x, y = table[f"{baseline}_mase"].to_numpy(float), table[f"{MODEL}_mase"].to_numpy(float)
         top = float(np.nanquantile(np.concatenate([x, y]), 0.98)) * 1.05 or 1.0
-        better = int((y < x).sum())
+        better = better_and_worse(table)[0]
         ax.scatter(np.minimum(x, top), np.minimum(y, top), s=12, color="C0", alpha=0.7)
         ax.plot([0, top], [0, top], color="0.5", lw=0.8, ls="--")
         ax.set_xlim(0, top)

@@ -1,7 +1,8 @@
-"""The report's tables and the choices made from them, as data frames and Markdown.
+"""The report's tables as Markdown, the summary and settings as a reader sees them, and the warnings a report gives.
 
 Every table of the report is written here as Markdown (one header row, no index-name row) and the HTML
-report is rendered from that Markdown, so both show the same rows.
+report is rendered from that Markdown, so both show the same rows. The numbers in the tables are computed in
+:mod:`forecaster.evaluation.analysis`; its comparisons, rankings and picks stay importable from here.
 """
 
 from __future__ import annotations
@@ -13,9 +14,46 @@ import numpy as np
 import pandas as pd
 
 from ..plots import readable
-from .metrics import fold_numbers
+from .analysis import (
+    MODEL,
+    calibration_by_fold,
+    leaderboard,
+    paired,
+    per_fold,
+    pick_folds,
+    reference_model,
+    representative_series,
+    wql_ratio,
+)
 
-MODEL = "seq2seq"
+__all__ = [
+    "COVERAGE_TOLERANCE",
+    "LABELS",
+    "MODEL",
+    "OCCLUSION_WARNING_BELOW",
+    "SHOWN_SETTINGS",
+    "SUMMARY_WORDS",
+    "calibration_by_fold",
+    "code_span",
+    "coverage_warning",
+    "duration",
+    "headline",
+    "hit_rate_warning",
+    "label",
+    "leaderboard",
+    "markdown_table",
+    "occlusion_warning",
+    "paired",
+    "per_fold",
+    "pick_folds",
+    "plain_text",
+    "readable_summary",
+    "reference_model",
+    "representative_series",
+    "settings_table",
+    "spreadsheet_safe",
+]
+
 # Readable names of the baselines, for prose and headings (tables keep the column names).
 LABELS = {"auto_ets": "AutoETS", "seasonal_naive": "seasonal naive", "mstl": "MSTL"}
 # How far the interval's coverage may stray from its nominal level before the report warns.
@@ -145,109 +183,6 @@ def markdown_table(frame: pd.DataFrame, digits: int = 4, code: tuple[str, ...] =
     return "\n".join([header, rule, *rows])
 
 
-def reference_model(models: list[str], model: str = MODEL) -> str | None:
-    """What the model is measured against: AutoETS when it ran, else the first baseline, else None."""
-    others = [m for m in models if m != model]
-    return "auto_ets" if "auto_ets" in others else (others[0] if others else None)
-
-
-def per_fold(metrics: pd.DataFrame, models: list[str], n_windows: int, cutoffs: list[str] | None = None) -> pd.DataFrame:
-    """One row per fold and model: its cutoff, mean MASE, interval coverage and series scored."""
-    frame = metrics.assign(fold=fold_numbers(metrics, n_windows))
-    rows = []
-    for (fold, model), part in frame.groupby(["fold", "model"], sort=False):
-        low, high = part["cutoff"].min(), part["cutoff"].max()
-        described = str(low.date()) if low == high and low == low.normalize() else f"{low} .. {high}"
-        row = {"fold": int(fold), "cutoff": cutoffs[fold - 1] if cutoffs and len(cutoffs) == n_windows else described}
-        row |= {"model": model, "mean_mase": part["mase"].mean()}
-        if "coverage" in part:
-            row["coverage"] = part["coverage"].mean()
-        row["n_scored"] = int(part["mase"].notna().sum())
-        rows.append(row)
-    order = {m: i for i, m in enumerate(models)}
-    table = pd.DataFrame(rows)
-    return table.sort_values(["fold", "model"], key=lambda c: c.map(order) if c.name == "model" else c, ignore_index=True)
-
-
-def calibration_by_fold(rates: pd.DataFrame) -> pd.DataFrame:
-    """One row per fold and model from ``calibration(by="fold")``: the outermost interval's coverage and the worst level.
-
-    ``coverage`` is the hit rate of the highest level less that of the lowest; ``worst_level`` the
-    level whose hit rate lies furthest from it, and ``off_points`` that distance in points.
-    """
-    if not len(rates):
-        return pd.DataFrame(columns=["fold", "model", "coverage", "worst_level", "off_points"])
-    rates = rates.sort_index(axis=1)
-    levels = np.asarray(rates.columns, dtype=float)
-    gaps = (rates - levels[None, :]).abs()
-    worst = gaps.idxmax(axis=1)
-    table = pd.DataFrame(
-        {
-            "coverage": rates.iloc[:, -1] - rates.iloc[:, 0] if len(levels) > 1 else np.nan,
-            "worst_level": worst.map(lambda level: f"q{float(level) * 100:g}"),
-            "off_points": 100 * gaps.max(axis=1),
-        }
-    )
-    table = table.reset_index()[["fold", "model", "coverage", "worst_level", "off_points"]]
-    return table.sort_values("fold", kind="stable", ignore_index=True)
-
-
-def paired(metrics: pd.DataFrame, reference: str, model: str = MODEL) -> pd.DataFrame:
-    """Per series, over the folds where both are scored: mean MASE of each, their difference and ratio."""
-    wide = metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase", dropna=False)
-    if model not in wide or reference not in wide:
-        return pd.DataFrame(columns=["unique_id", f"{model}_mase", f"{reference}_mase", "difference", "ratio", "n_folds"])
-    both = wide[[model, reference]].dropna()
-    means = both.groupby(level="unique_id").mean()
-    table = pd.DataFrame(
-        {
-            f"{model}_mase": means[model],
-            f"{reference}_mase": means[reference],
-            "difference": means[model] - means[reference],
-            "ratio": means[model] / means[reference].replace(0.0, np.nan),
-            "n_folds": both.groupby(level="unique_id").size(),
-        }
-    )
-    return table.rename_axis("unique_id").reset_index()
-
-
-def leaderboard(metrics: pd.DataFrame, reference: str, model: str = MODEL, n: int = 10) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ``n`` series where the model beats ``reference`` most, and the ``n`` where it loses most."""
-    table = paired(metrics, reference, model)
-    gains = table[table["difference"] < 0].sort_values(["difference", "unique_id"]).head(n)
-    losses = table[table["difference"] > 0].sort_values(["difference", "unique_id"], ascending=[False, True]).head(n)
-    return gains.reset_index(drop=True), losses.reset_index(drop=True)
-
-
-def representative_series(metrics: pd.DataFrame, model: str = MODEL, reference: str | None = None) -> dict[str, object]:
-    """Best, median and worst series of ``model``, by its own mean MASE over the folds it scored.
-
-    A series is best or worst by how well ``model`` forecast it, not by how it fared against a baseline (a series
-    with MASE 6.5 is not "best" because AutoETS did worse). ``reference`` is accepted for older callers and unused.
-    """
-    del reference
-    scores = metrics[metrics["model"] == model].groupby("unique_id")["mase"].mean().dropna()
-    if scores.empty:
-        return {}
-    ranked = scores.rename("mase").rename_axis("unique_id").reset_index().sort_values(["mase", "unique_id"], ignore_index=True)
-    ids = ranked["unique_id"]
-    return {"best": ids.iloc[0], "median": ids.iloc[len(ids) // 2], "worst": ids.iloc[-1]}
-
-
-def pick_folds(metrics: pd.DataFrame, picks: dict, model: str = MODEL) -> dict[str, tuple[pd.Timestamp, float]]:
-    """The fold each pick is drawn on and its MASE there: the best on its best fold, the worst on its worst, the
-    median on its last (the fold whose attention the backtest keeps)."""
-    own = metrics[(metrics["model"] == model) & metrics["mase"].notna()]
-    chosen = {}
-    for name, uid in picks.items():
-        rows = own[own["unique_id"] == uid].sort_values("cutoff")
-        if rows.empty:
-            continue
-        at = {"best": rows["mase"].idxmin(), "worst": rows["mase"].idxmax()}.get(name, rows.index[-1])
-        chosen[name] = (rows.loc[at, "cutoff"], float(rows.loc[at, "mase"]))
-    return chosen
-
-
 # Below this occlusion ratio an attention map is not read as an explanation: the points it weighs most move the
 # forecast less than twice as much as those it weighs least.
 OCCLUSION_WARNING_BELOW = 2.0
@@ -302,8 +237,8 @@ def headline(summary: pd.DataFrame, settings: dict, model: str = MODEL) -> str:
             f"over {folds}, {model}'s forecast errors were {abs(1 - ratio) * 100:.1f}% {direction} than {label(reference)}'s "
             "(mean MASE, on the series and origins both forecast)"
         )
-        if "wql" in summary.columns and np.isfinite(summary.loc[reference, "wql"]) and summary.loc[reference, "wql"] > 0:
-            wql = float(row["wql"] / summary.loc[reference, "wql"])
+        wql = wql_ratio(summary, reference, model)
+        if wql is not None:
             text += f", and its quantiles' WQL {abs(1 - wql) * 100:.1f}% {'lower' if wql < 1 else 'higher'}"
     if "coverage" in summary.columns and np.isfinite(row.get("coverage", np.nan)):
         text += f"; its outermost interval (nominal 80% by default) held {row['coverage'] * 100:.0f}% of actuals"

@@ -1,4 +1,4 @@
-"""The words of a backtest report: its verdict, captions, section order and glossary (report.md, read top-down).
+"""The words of a backtest report: its verdict, notes, captions, attention facts and glossary (report.md, top-down).
 
 A planner reads the first screen: one sentence saying whether seq2seq beat AutoETS and seasonal naive, by how much
 and on how much of the data, and a figure of forecasts against actuals. Then the figures a planner looks at, then
@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ..plots import readable
-from .report_tables import MODEL, label, markdown_table, reference_model
+from .analysis import MODEL, reference_model, series_mase, wql_ratio
+from .report_tables import label, markdown_table, occlusion_warning
 
 # Headings whose sections report.html shows folded (a click opens them); report.md shows them as they are.
 FOLDED = (
@@ -23,6 +24,21 @@ FOLDED = (
     "Attention",
     "Model settings",
     "Settings and method",
+)
+
+# The notes above the report's figures: why each shows what it shows.
+OVERVIEW_NOTE = (
+    "The best, median and worst series by seq2seq's own mean MASE over its folds: the best drawn on its best fold, "
+    "the worst on its worst, the median on its last. Dashed: what happened; blue: the forecast and its interval."
+)
+STEP_NOTE = (
+    "Left: each model's mean scaled error at each step ahead. Right: each quantile level's share of actuals at or "
+    "below the forecast, which for a calibrated forecast lies on the diagonal."
+)
+PER_SERIES_NOTE = (
+    "Left: one point per series, its mean MASE under each baseline (across) and under seq2seq (up), over the folds "
+    "both scored; below the dashed line, seq2seq forecast that series better. Right: per series and fold, seq2seq's "
+    "MASE over AutoETS's on a log2 scale (left of 0: seq2seq is better)."
 )
 
 # Every column a report's tables or CSVs show, in words: (as shown, as in the CSVs or None, what it is).
@@ -127,8 +143,8 @@ def second_line(summary: pd.DataFrame, result, verdict_words: str) -> str:
     """The intervals in a few words, and what the verdict leaves out."""
     parts = []
     reference = reference_model(list(summary.index))
-    if "wql" in summary and reference and np.isfinite(summary.loc[reference, "wql"]) and summary.loc[reference, "wql"] > 0:
-        ratio = float(summary.loc[MODEL, "wql"] / summary.loc[reference, "wql"])
+    ratio = wql_ratio(summary, reference)
+    if ratio is not None:
         parts.append(
             f"Its quantiles' WQL was {readable(summary.loc[MODEL, 'wql'])}, {abs(1 - ratio) * 100:.1f}% "
             f"{'lower' if ratio < 1 else 'higher'} than {label(reference)}'s"
@@ -142,16 +158,16 @@ def second_line(summary: pd.DataFrame, result, verdict_words: str) -> str:
 
 def pick_sentence(name: str, uid, fold: tuple, metrics: pd.DataFrame, reference: str | None) -> str:
     """Why a series is shown and what its numbers are: its own mean MASE, the fold it is drawn on, the baseline's."""
-    own = metrics[(metrics["model"] == MODEL) & (metrics["unique_id"] == uid)]["mase"]
+    own, n_folds = series_mase(metrics, uid)
     rank = {"best": "the lowest", "worst": "the highest", "median": "the median"}[name]
     where = {"best": "its best fold", "worst": "its worst fold", "median": "its last fold"}[name]
     cutoff, mase = fold
     text = (
-        f"Shown as the {name} series: {rank} seq2seq mean MASE over its folds ({readable(own.mean())} over "
-        f"{int(own.notna().sum())}), drawn on {where} (cutoff {pd.Timestamp(cutoff).date()}, MASE {readable(mase)})"
+        f"Shown as the {name} series: {rank} seq2seq mean MASE over its folds ({readable(own)} over "
+        f"{n_folds}), drawn on {where} (cutoff {pd.Timestamp(cutoff).date()}, MASE {readable(mase)})"
     )
     if reference:
-        theirs = metrics[(metrics["model"] == reference) & (metrics["unique_id"] == uid)]["mase"].mean()
+        theirs = series_mase(metrics, uid, reference)[0]
         if np.isfinite(theirs):
             text += f"; {label(reference)}'s mean MASE on it {readable(theirs)}"
     return text + "."
@@ -180,3 +196,44 @@ def by_step_table(by_step: pd.DataFrame) -> list[str]:
         markdown_table(by_step),
         "",
     ]
+
+
+def verdict_line(verdict: dict | None, skipped: pd.DataFrame) -> str:
+    """What the verdict rests on, in one sentence: series, forecast points and windows scored, and what was left out."""
+    windows = "1 series-fold window" if len(skipped) == 1 else f"{len(skipped):,} series-fold windows"
+    left_out = f"{windows} left out, each listed with its reason in skipped.csv"
+    if verdict is None:
+        return f"The verdict leaves out {left_out}." if len(skipped) else "Every series-fold window is scored."
+    return (
+        f"The verdict covers {verdict['series']:,} of {verdict['series_total']:,} series and {verdict['points']:,} of "
+        f"{verdict['points_total']:,} forecast points ({verdict['windows']:,} of {verdict['windows_total']:,} "
+        f"series-fold windows); " + (left_out if len(skipped) else "nothing is left out") + "."
+    )
+
+
+def attention_facts(diagnostics, check: dict | None, season: int) -> str:
+    """The attention section's numbers in words, above its maps: the occlusion ratios of the last fold's check (with
+    a warning when the maps are not an explanation), the padding mass, the entropy, the last season's share, and
+    the same per horizon step as a table."""
+    faithful = (
+        f"- occlusion ratio: {check['ratio']:.2f} (the last fold, {check['n_series']} series): replacing each series' "
+        "3 most attended history points by its mean moves the forecast that many times as much as replacing the 3 "
+        "least attended. Above 1, the map points at what drives the forecast; below 1, away from it.\n"
+        if check
+        else ""
+    )
+    if check and "share_ratio" in check:
+        faithful += (
+            f"- the shares' occlusion ratio: {check['share_ratio']:.2f}: the same check with the 3 points of the "
+            "largest and the 3 of the smallest share of the forecast (the bars under each map).\n"
+        )
+    warning = occlusion_warning(check["ratio"] if check else None)
+    return (
+        (f"{warning}\n\n" if warning else "")
+        + faithful
+        + f"- attention mass on padded positions (must be 0): {readable(diagnostics.padded_mass)}\n"
+        f"- mean attention entropy: {readable(diagnostics.mean_entropy)} nats "
+        f"({diagnostics.normalised_entropy:.2f} of uniform)\n"
+        f"- share of attention on the last season ({season} periods) before the origin: "
+        f"{readable(diagnostics.last_season_share)}\n\n" + markdown_table(diagnostics.by_step)
+    )

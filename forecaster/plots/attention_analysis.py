@@ -1,0 +1,141 @@
+"""Attention and the forecast's account in numbers, read from an ``explain`` frame: the map's grid, where a
+forecast came from, the attention profile by lag, and diagnostics (padding mass, entropy, last-season share and,
+given the model, the occlusion ratios)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..model.faithfulness import occlusions
+
+
+def explained_columns(explanation: pd.DataFrame) -> tuple[str, str]:
+    """The id and time columns of an ``explain`` frame, named as the model names them (the first two columns)."""
+    history = [c for c in explanation.columns if str(c).endswith("_history")]
+    time_col = str(history[0]).removesuffix("_history") if history else str(explanation.columns[1])
+    return str(explanation.columns[0]), time_col
+
+
+def attention_grid(ex: pd.DataFrame, history_col: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """One series' map: the mean weight per horizon step (rows) and attended period (columns, in time order), and
+    which of those periods are padding (before the series starts; none when the frame omits padded rows)."""
+    grid = ex.pivot_table(index="step", columns=history_col, values="weight", aggfunc="mean").sort_index(axis=1)
+    hist_times = pd.DatetimeIndex(grid.columns)
+    padded = np.zeros(len(hist_times), bool)
+    if "padded" in ex:
+        padded = ex.groupby(history_col)["padded"].first().reindex(hist_times).fillna(False).to_numpy()
+    return grid, padded
+
+
+def forecast_sources(explanation: pd.DataFrame, time_col: str | None = None) -> tuple[pd.Series, dict[str, float]]:
+    """Where one series' forecast came from, per history point and per other part, averaged over the horizon steps.
+
+    ``time_col``: the model's time column; None reads it from the frame (``explain`` names it ``<time_col>_history``).
+
+    Returns each history point's mean share of a step's forecast (indexed by its time) and the mean of the step
+    parts (``baseline``, ``covariates``, ``partners``, ``head``) and of the forecast:
+    the shares plus the parts equal the mean forecast.
+    """
+    time_col = time_col or explained_columns(explanation)[1]
+    history_col = f"{time_col}_history"
+    points = explanation.groupby(history_col)["contribution"].sum() / explanation["step"].nunique()
+    names = ("baseline", "covariates", "partners", "head")
+    if "step_head" not in explanation:  # an account without a head column (observation values only): no head part
+        explanation = explanation.assign(step_head=0.0)
+    per_step = explanation.groupby("step")[[f"step_{name}" for name in names] + ["y_hat"]].first().mean()
+    parts = {name: float(per_step[f"step_{name}"]) for name in names}
+    return points, {**parts, "forecast": float(per_step["y_hat"])}
+
+
+def attention_profile(explanation: pd.DataFrame, relative_to: str = "target", id_col: str | None = None) -> pd.DataFrame:
+    """Mean attention weight by lag, with the spread across series (``id_col`` None: the frame's first column).
+
+    ``relative_to="origin"``: lag = origin minus attended time (0 is the last observed period).
+    ``relative_to="target"``: lag = target time minus attended time, where a seasonal model should peak at
+    multiples of the season length.
+    """
+    id_col = id_col or explained_columns(explanation)[0]
+    ex = explanation[~explanation["padded"]] if "padded" in explanation else explanation
+    if relative_to == "origin":
+        lag = ex["lag"]
+    elif relative_to == "target":
+        lag = ex["lag"] + ex["step"]
+    else:
+        raise ValueError(f"`relative_to` must be 'origin' or 'target'; got {relative_to!r}.")
+    per_series = ex.assign(lag=lag.to_numpy()).groupby([id_col, "lag"])["weight"].mean().unstack(id_col)
+    stats = {"mean": per_series.mean(axis=1), "q25": per_series.quantile(0.25, axis=1), "q75": per_series.quantile(0.75, axis=1)}
+    return pd.DataFrame(stats).rename_axis("lag")
+
+
+@dataclass(frozen=True)
+class AttentionDiagnostics:
+    """Attention in numbers.
+
+    Attributes:
+        padded_mass: largest total weight any (series, step) put on padding (must be 0);
+            NaN when the frame omits padded rows (use ``explain(include_padding=True)``).
+        mean_entropy: mean entropy of the attention per step, in nats.
+        normalised_entropy: entropy over its maximum (1 = uniform over the history).
+        last_season_share: mean weight on the last ``season_length`` periods before the origin.
+        by_step: the same per horizon step.
+        occlusion_ratio: how much more the forecast moves when the most attended history points are replaced
+            by the series' mean than when the least attended are (see ``forecaster.model.faithfulness``);
+            well above 1 for a faithful map. NaN unless ``attention_diagnostics`` was given the model and its data.
+    """
+
+    padded_mass: float
+    mean_entropy: float
+    normalised_entropy: float
+    last_season_share: float
+    by_step: pd.DataFrame
+    occlusion_ratio: float = float("nan")
+    share_occlusion_ratio: float = float("nan")  # the same check ranking points by their share of the forecast
+
+
+def attention_diagnostics(
+    explanation: pd.DataFrame,
+    season_length: int,
+    id_col: str = "unique_id",
+    model=None,
+    df: pd.DataFrame | None = None,
+    future_df: pd.DataFrame | None = None,
+    n_points: int = 3,
+) -> AttentionDiagnostics:
+    """Padding mass, entropy and last-season share of an ``explain`` frame (with or without padding rows).
+
+    Given the fitted ``model`` and the history ``df`` the frame explains (and ``future_df``), also
+    the occlusion ratio of ``n_points`` most against least attended points, and of the points with the largest
+    against the smallest shares where the frame has them (``contribution``).
+    """
+    keys = [id_col, "step"]
+    if "padded" in explanation:
+        padded = explanation["padded"].to_numpy()
+        padded_mass = float(explanation[padded].groupby(keys)["weight"].sum().max()) if padded.any() else 0.0
+    else:  # padded rows were omitted: their mass cannot be read from this frame
+        padded, padded_mass = np.zeros(len(explanation), dtype=bool), float("nan")
+    valid = explanation[~padded]
+    w = valid["weight"].to_numpy()
+    terms = valid.assign(
+        plogp=np.where(w > 0, -w * np.log(np.where(w > 0, w, 1.0)), 0.0), recent=(valid["lag"] < season_length) * w
+    )
+    per = terms.groupby(keys).agg(entropy=("plogp", "sum"), recent=("recent", "sum"), n=("weight", "size"))
+    per["normalised"] = per["entropy"] / np.log(per["n"].clip(lower=2))
+    by_step = per.groupby("step")[["entropy", "normalised", "recent"]].mean().rename(columns={"recent": "last_season_share"})
+    ratio = share_ratio = float("nan")
+    if model is not None and df is not None:
+        rankings = ("weight", "contribution") if "contribution" in explanation else ("weight",)
+        results = occlusions(model, df, future_df, n_points, rank_by=rankings)
+        ratio = results["weight"].ratio
+        share_ratio = results["contribution"].ratio if "contribution" in results else float("nan")
+    return AttentionDiagnostics(
+        padded_mass=padded_mass,
+        mean_entropy=float(per["entropy"].mean()),
+        normalised_entropy=float(per["normalised"].mean()),
+        last_season_share=float(per["recent"].mean()),
+        by_step=by_step,
+        occlusion_ratio=ratio,
+        share_occlusion_ratio=share_ratio,
+    )
