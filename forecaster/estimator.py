@@ -27,15 +27,10 @@ from .model.inference import Forecast, panel_digest
 from .model.members import MemberTrainer
 from .model.network import Ensemble
 from .model.outputs import attention_frame, forecast_frame, quantile_column
-from .model.params import (
-    NINE_LEVELS,
-    blend_weights,
-    changed_since_fit,
-    check_params,
-    resolve_units,
-)
+from .model.params import NINE_LEVELS, blend_weights, changed_since_fit, check_params
 from .model.plan import FitPlan, PanelFacts, plan_fit
 from .model.prior import frame_windows, prior_for
+from .model.resolve import resolve_units
 from .model.state import FittedState
 from .model.training import TrainResult
 from .partners.blend import FORMER_DEFAULT_WEIGHTS
@@ -201,7 +196,7 @@ class Seq2SeqForecaster(BaseEstimator):
     freq_ = _from_state("freq", "Frequency of the training data (pandas alias).")
     season_length_ = _from_state("season_length", "Periods per season.")
     input_size_ = _from_state("input_size", "History periods the encoder reads.")
-    nonnegative_ = _from_state("nonnegative", "Which forecasts are floored at zero (``params.FLOOR_RULES``).")
+    nonnegative_ = _from_state("nonnegative", "Which forecasts are floored at zero (``resolve.FLOOR_RULES``).")
     roles_ = _from_state("roles", "Covariate roles.")
     features_ = _from_state("features", "Covariate encoders.")
     quantiles_ = _from_state("quantiles", "Levels the network outputs (requested ones plus the median).")

@@ -21,7 +21,7 @@ from forecaster.model.calibration import (
     plan_holdout,
 )
 from forecaster.model.fitting import network_config, training_job
-from forecaster.model.params import training_quantiles
+from forecaster.model.resolve import training_quantiles
 from forecaster.partners.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, default_weights
 
 LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)

@@ -20,9 +20,9 @@ from .fitting import calibrated, network_config, training_job, with_blend_record
 from .inference import history_kept, model_panel
 from .members import MemberTrainer, fit_members
 from .network import Ensemble, NetworkConfig
-from .params import floor_rule, resolve_device
 from .plan import FitPlan, PanelFacts, resolved
 from .prior import adapted_weights, learning_rate_scales
+from .resolve import floor_rule, resolve_device
 from .state import FittedState
 from .training import TrainResult
 from .warm_start import extend_features, extend_spec, widen_static_inputs

@@ -13,20 +13,13 @@ from ..data.roles import CovariateRoles
 from ..data.scaling import naive_error_table
 from ..data.windows import admissible_origins, assemble
 from ..partners.blend import default_weights
+from .budget import FINE_TUNE_CHECKS, FINE_TUNE_PATIENCE, use_early_stopping
 from .calibration import Calibration, HoldOut, calibrate, plan_holdout
 from .inference import history_kept, run_network, target_values
 from .members import TrainingJob
 from .network import Ensemble, NetworkConfig
-from .params import (
-    FINE_TUNE_CHECKS,
-    FINE_TUNE_PATIENCE,
-    architecture,
-    blend_weights,
-    explicit_blend_weights,
-    has_future_covariates,
-    needs_calibration,
-    use_early_stopping,
-)
+from .params import blend_weights, explicit_blend_weights, has_future_covariates, needs_calibration
+from .resolve import architecture
 from .state import FittedState
 from .training import TrainConfig
 

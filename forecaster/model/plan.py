@@ -16,19 +16,17 @@ from typing import Any
 import pandas as pd
 
 from ..data.roles import CovariateRoles
-from .params import (
+from .budget import (
     FINE_TUNE_LEARNING_RATE_SHARE,
     auto_prior_steps,
     covariate_steps,
     default_max_steps,
     fine_tune_steps,
-    member_count,
-    needs_calibration,
-    resolve_units,
-    training_quantiles,
     warm_start_steps,
 )
+from .params import needs_calibration
 from .prior import Prior, auto_prior, prior_for
+from .resolve import member_count, resolve_units, training_quantiles
 from .state import PLAN_STARTS
 from .warm_start import architecture_changed, incompatibility
 

@@ -23,7 +23,7 @@ import torch
 from ..data.frequency import _MONTHLY, _QUARTERLY, _YEARLY, _base_name, normalise_freq
 from .files import ModelFileError, read_fitted
 from .network import NetworkConfig
-from .params import linear_skip
+from .resolve import linear_skip
 
 PRIOR_FOLDER = Path(__file__).resolve().parent.parent / "pretrained"
 # Frequency family of each calendar frequency the priors serve (multiples such as '2MS' are not served).

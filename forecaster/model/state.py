@@ -51,7 +51,7 @@ class FittedState:
         init: where the fit that produced these weights started: ``"pretrained"`` (the shipped prior),
             ``"scratch"`` (random weights) or ``"warm start"`` (a previous fit's weights); None for a file written
             before fits recorded it.
-        nonnegative: which forecasts are floored at zero (``params.FLOOR_RULES``); "none" for a file written before
+        nonnegative: which forecasts are floored at zero (``resolve.FLOOR_RULES``); "none" for a file written before
             fits recorded it, so that it forecasts as it did.
         plan: the fit's resolved plan (``forecaster.model.plan.FitPlan.to_dict``); None for a file written before fits
             recorded it, and for a prior written by ``forecaster.pretraining``.

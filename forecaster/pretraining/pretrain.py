@@ -31,7 +31,8 @@ from ..model.fitting import network_config
 from ..model.inference import model_panel
 from ..model.members import TrainingJob, fit_members
 from ..model.network import Ensemble
-from ..model.params import TRAINING_ONLY, floor_rule, resolve_units, training_quantiles
+from ..model.params import TRAINING_ONLY
+from ..model.resolve import floor_rule, resolve_units, training_quantiles
 from ..model.state import FittedState
 from ..model.training import TrainConfig
 from .corpus import FAMILIES, corpus

@@ -16,7 +16,8 @@ from ...data.features import static_width
 from ...data.frequency import calendar_features, normalise_freq
 from ...data.roles import CovariateRoles
 from ...partners.blend import FORMER_DEFAULT_WEIGHTS, PARTNERS
-from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, architecture, blend_weights, check_params, floor_rule
+from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, blend_weights, check_params
+from ..resolve import architecture, floor_rule
 from ..state import FittedState
 from .layout import CONFIG, HISTORY, Invalid
 

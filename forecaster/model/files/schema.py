@@ -22,7 +22,8 @@ from ...data.scaling import SCALERS
 from ..attention import ATTENTIONS
 from ..calibration import MAX_FACTOR, TREATMENTS
 from ..network import NetworkConfig
-from ..params import CONSTRAINTS, FLOOR_RULES, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
+from ..params import CONSTRAINTS, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
+from ..resolve import FLOOR_RULES
 from ..state import INIT_PATHS, PLAN_BUDGETS, PLAN_STARTS
 from .layout import (
     CONFIG,

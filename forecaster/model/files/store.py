@@ -40,7 +40,7 @@ from ..._version import __version__
 from ...data.frequency import normalise_freq
 from ...data.validation import Columns, clean_history
 from ..network import Ensemble
-from ..params import resolve_units
+from ..resolve import resolve_units
 from ..state import FittedState
 from .agreement import check_agreement, check_bounds, complete_params, estimator_from_params
 from .codec import encode_model, read_history, read_network
