@@ -20,7 +20,8 @@ from ..._version import __version__
 from ...data.features import allowed_dtype, from_typed, index_from_typed
 from ...data.scaling import SCALERS
 from ..attention import ATTENTIONS
-from ..calibration import MAX_FACTOR, TREATMENTS
+from ..calibration import TREATMENTS
+from ..intervals import MAX_FACTOR
 from ..network import NetworkConfig
 from ..params import CONSTRAINTS, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
 from ..resolve import FLOOR_RULES
