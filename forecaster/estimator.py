@@ -22,6 +22,7 @@ from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .engines import engine, is_dask_frame
 from .model.execute import run_plan
+from .model.files.migration import unrecorded_blend
 from .model.fitted import FittedModel, ForecastMemo
 from .model.inference import Forecast, panel_digest
 from .model.members import MemberTrainer
@@ -33,7 +34,6 @@ from .model.prior import frame_windows, prior_for
 from .model.resolve import resolve_units
 from .model.state import FittedState
 from .model.training import TrainResult
-from .partners.blend import FORMER_DEFAULT_WEIGHTS
 
 __all__ = ["Seq2SeqForecaster", "quantile_column"]
 
@@ -220,13 +220,12 @@ class Seq2SeqForecaster(BaseEstimator):
     def _blend_weights(self, state: FittedState | None = None) -> dict[str, float]:
         """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as chosen at fit.
 
-        Every fit records its blend; a model file without one (written by 0.9.0 or earlier from a fit without
-        held-out windows, or a prior written by ``forecaster.pretraining``) forecasts with the former defaults, the
-        weights of the versions that wrote such files.
+        Every fit records its blend; a model file without one (from a fit without held-out windows, or a prior
+        written by ``forecaster.pretraining``) forecasts with the weights its fit resolved (``files.migration``).
         """
         state = getattr(self, "state_", None) if state is None else state
         if state is not None and state.calibration is None:
-            return blend_weights(self.get_params(), None, FORMER_DEFAULT_WEIGHTS)
+            return unrecorded_blend(self.get_params())
         return blend_weights(self.get_params(), None if state is None else state.calibration.blend)
 
     # ------------------------------------------------------------------ the fitted model

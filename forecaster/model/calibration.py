@@ -126,8 +126,8 @@ class Calibration:
         return cls(
             blend={str(k): float(v) for k, v in value["blend"].items()},
             factors=None if factors is None else np.asarray(factors, dtype=np.float64),
-            n_windows=int(value.get("n_windows", 0)),
-            shape=float(value.get("shape", 0.0)),
+            n_windows=int(value["n_windows"]),
+            shape=float(value["shape"]),
             treatment=value.get("treatment"),
             held_out_wql={str(k): float(v) for k, v in (value.get("held_out_wql") or {}).items()},
         )

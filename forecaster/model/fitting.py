@@ -164,9 +164,9 @@ def with_blend_recorded(state: FittedState, params: dict) -> FittedState:
     """``state``, with the blend its forecasts use recorded where the fit held no windows out.
 
     Those weights are the defaults without future-known covariates and 0 with them (a fit with covariates checks a
-    partner on held-out windows before blending it in), as before 0.10.0.
+    partner on held-out windows before blending it in).
 
-    A model file then carries its weights, so a later release's defaults cannot change its forecasts.
+    A model file then carries its weights, so defaults chosen later cannot change its forecasts.
     """
     if state.calibration is not None:
         return state

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..data.panel import Panel
 from ..data.validation import restore_zone
+from .files.migration import RETIRED_COLUMNS
 from .inference import Forecast
 
 # The statsforecast baselines a backtest can score beside the model, by the name of their forecast columns
@@ -97,7 +98,8 @@ def attention_frame(
         for name in ("baseline", "covariates", "partners"):
             out[f"step_{name}"] = getattr(account, name)[w_idx[keep], h_idx[keep]]
         out["step_floor"] = account.lift[w_idx[keep], h_idx[keep]]  # what lifted a negative median to zero
-        out["step_head"] = 0.0  # every part of the head is now some point's share; kept so frames keep their columns
+        for name, value in RETIRED_COLUMNS.items():  # no longer a part of the forecast; kept for code that reads it
+            out[name] = value
         out["y_hat"] = account.total[w_idx[keep], h_idx[keep]]
         if values is not None:
             out.attrs["attention_values"] = values

@@ -40,7 +40,6 @@ from ..._version import __version__
 from ...data.frequency import normalise_freq
 from ...data.validation import Columns, clean_history
 from ..network import Ensemble
-from ..resolve import resolve_units
 from ..state import FittedState
 from .agreement import check_agreement, check_bounds, complete_params, estimator_from_params
 from .codec import encode_model, read_history, read_network
@@ -57,6 +56,7 @@ from .layout import (
     digest,
     show,
 )
+from .migration import upgraded_state
 from .schema import MANIFEST_SCHEMA, config_schema
 
 
@@ -443,11 +443,9 @@ def _read(config: dict[str, Any], files: dict[str, bytes], complete) -> tuple[di
     except ValueError as error:
         raise Invalid(f"`fitted.freq` in {CONFIG}: {error}") from None
     history = read_history(files[HISTORY], fitted, version)
-    # What files written before the state recorded these fields were fitted with: the parameters, resolved as fit does.
-    units = resolve_units({**params, "season_length": int(fitted["season_length"])}, offset)
-    legacy = {"scaler": params["scaler"], **{name: units[name] for name in ("log_target", "seasonal_profile", "trend_line")}}
+    upgraded = upgraded_state(fitted, params, offset)  # the fields its version did not write, as its model used them
     try:
-        state = FittedState.from_dict(fitted, history, params["id_col"], legacy)
+        state = FittedState.from_dict(upgraded, history, params["id_col"])
     except (TypeError, ValueError, KeyError) as error:
         raise Invalid(f"`fitted` in {CONFIG} could not be read: {error}") from None
     check_agreement(state, params)
