@@ -1,4 +1,5 @@
-"""Long frames from the inference core's arrays: forecasts and attention, one row per (window, step)."""
+"""Long frames from the inference core's arrays: forecasts and attention, one row per (window, step), and the
+explanation ``explain`` returns (by history point or by step)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from ..data.panel import Panel
 from ..data.validation import restore_zone
+from .account import step_account
 from .files.migration import RETIRED_COLUMNS
 from .inference import Forecast
 
@@ -106,3 +108,20 @@ def attention_frame(
     if include_padding:
         out["padded"] = ~real.ravel()
     return out
+
+
+def explanation(
+    panel: Panel, forecast: Forecast, id_col: str, time_col: str, tz: str | None, include_padding: bool, by: str, values: str
+) -> pd.DataFrame:
+    """``explain``'s frame of a forecast with its account: by history point (``attention_frame``) or by step
+    (``account.step_account``, from the point frame with its padded rows).
+
+    Raises:
+        ValueError: ``by="step"`` without an account (``log_target``: its parts would add up to the log of the forecast).
+    """
+    frame = attention_frame(panel, forecast, id_col, time_col, tz, include_padding or by == "step", values)
+    if by == "point":
+        return frame
+    if "contribution" not in frame:
+        raise ValueError("No account with log_target: its parts would add up to the log of the forecast.")
+    return step_account(frame, id_col, time_col, values)

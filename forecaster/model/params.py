@@ -236,6 +236,18 @@ def changed_since_fit(fitted: Mapping[str, Any], current: Mapping[str, Any]) -> 
     }
 
 
+def refuse_changed(fitted: Mapping[str, Any], current: Mapping[str, Any]) -> None:
+    """Refuse to forecast with parameters other than those the model was fitted with (``changed_since_fit``).
+
+    Raises:
+        ValueError: naming each parameter changed, its value at fit and now.
+    """
+    changed = changed_since_fit(fitted, current)
+    if changed:
+        what = "; ".join(f"`{name}` fitted with {old!r}, now {new!r}" for name, (old, new) in changed.items())
+        raise ValueError(f"Parameters changed after fit ({what}). Refit the model, or set them back.")
+
+
 def has_future_covariates(params: Mapping[str, Any]) -> bool:
     """Whether the parameters declare future-known covariates (the partners, which cannot see them, weigh less)."""
     return bool(list(params.get("future_covariates") or ()))
