@@ -3,7 +3,8 @@
 ``Seq2SeqForecaster.fitted()`` hands one out; the backtest's executors and the Dask fold and backtest paths forecast
 through it instead of the estimator's internals (a fit, ``load`` and the Dask model shipping adopt a fit through
 ``set_fitted()``). It holds references, not copies: building one is free. ``predict`` and ``explain`` validate their
-frames through it (:meth:`FittedModel.forecast_panel`) and reuse a pass on the same inputs (:func:`remembered_forecast`).
+frames through it (:meth:`FittedModel.forecast_panel`) and reuse a pass on the same inputs (:func:`remembered_forecast`);
+the estimator's attributes that read its fitted state (``freq_``, ``fit_plan_``, ...) are :class:`FittedAttributes`'.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ def fitted_blend(params: dict, state: FittedState | None) -> dict[str, float]:
     """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as ``state``'s fit chose them.
 
     Every fit records its blend; a model file without one (from a fit without held-out windows, or a prior written by
-    ``forecaster.pretraining``) forecasts with the weights its fit resolved (``files.migration``). Without a fitted
-    state: the defaults.
+    ``forecaster.pretraining``) forecasts with the weights the version that wrote it resolved (``files.migration``).
+    Without a fitted state: the defaults.
     """
     if state is not None and state.calibration is None:
         return unrecorded_blend(params)

@@ -13,7 +13,8 @@ with the values its model was fitted and forecast with, before anything else rea
   code reading them still runs.
 
 Format-1 files (no manifest, untyped ids and categories, stringified history columns) are read by the parts that
-decode each file (``reading``, ``schema``, ``codec``, ``FittedState.from_dict``), by format version.
+decode each file (``reading``, ``schema``, ``codec``, ``FittedState.from_dict``, ``data.features``), by format
+version.
 """
 
 from __future__ import annotations
