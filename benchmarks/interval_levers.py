@@ -19,7 +19,7 @@ import sys
 import numpy as np
 import suite
 
-from forecaster.model import calibration, fitting, inference
+from forecaster.model import calibration, fitting, inference, intervals
 
 LEVERS = ("factors", "widen", "sqrt", "shift")
 
@@ -32,7 +32,7 @@ def _step_medians(error: np.ndarray) -> np.ndarray:
     for step in range(horizon):  # once per fit
         for width in range(horizon):
             lo, hi = max(0, step - width), min(horizon, step + width + 1)
-            if counts[lo:hi].sum() >= calibration.MIN_PER_STEP or (lo == 0 and hi == horizon):
+            if counts[lo:hi].sum() >= intervals.MIN_PER_STEP or (lo == 0 and hi == horizon):
                 break
         values = error[:, lo:hi][np.isfinite(error[:, lo:hi])]
         out[step] = np.median(values) if len(values) else 0.0

@@ -10,18 +10,10 @@ from forecaster import backtest
 from forecaster.data.roles import CovariateRoles
 from forecaster.data.validation import Columns, clean_history
 from forecaster.evaluation.metrics import score_quantiles, weighted_quantile_loss
-from forecaster.model.calibration import (
-    HoldOut,
-    apply_factors,
-    choose_blend,
-    choose_treatment,
-    critical_t,
-    held_out_wql,
-    offset_factors,
-    plan_holdout,
-)
+from forecaster.model.calibration import HoldOut, choose_blend, choose_treatment, critical_t, held_out_wql, plan_holdout
 from forecaster.model.fitting import network_config, training_job
-from forecaster.model.params import training_quantiles
+from forecaster.model.intervals import apply_factors, offset_factors
+from forecaster.model.resolve import training_quantiles
 from forecaster.partners.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, default_weights
 
 LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)

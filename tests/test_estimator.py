@@ -6,8 +6,8 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from forecaster import Seq2SeqForecaster
+from forecaster.model.budget import default_max_steps, use_early_stopping
 from forecaster.model.outputs import quantile_column
-from forecaster.model.params import default_max_steps, use_early_stopping
 
 
 def test_init_stores_parameters_and_clone_round_trips():

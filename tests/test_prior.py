@@ -15,9 +15,10 @@ import torch
 
 from forecaster import Seq2SeqForecaster, backtest
 from forecaster.datasets import load_m3, make_panel
+from forecaster.model.files.migration import FORMER_DEFAULT_WEIGHTS
 from forecaster.model.prior import PRIOR_FOLDER, PriorUnavailableError, adapted_weights, load_prior
 from forecaster.model.training import TrainConfig, train
-from forecaster.partners.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT, FORMER_DEFAULT_WEIGHTS
+from forecaster.partners.blend import DEFAULT_HOLT_WINTERS_WEIGHT, DEFAULT_THETA_WEIGHT
 from forecaster.pretraining.corpus import FAMILIES, M3_HORIZONS, corpus, suite_cut
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..data.quantile_loss import level_loss, pinball
 from ..data.scaling import mase_scale, naive_error_table
 from ..model.outputs import quantile_column
 
@@ -135,7 +136,7 @@ def score_quantiles(
                 {
                     id_col: forecasts[id_col].to_numpy(),
                     "cutoff": forecasts["cutoff"].to_numpy(),
-                    "pinball": np.maximum(level * diff, (level - 1.0) * diff),
+                    "pinball": pinball(diff, level),
                     "hits": (ok & (y <= f)).astype(np.int64),
                     "n": ok.astype(np.int64),
                     "abs_y": np.where(ok, np.abs(y), 0.0),
@@ -152,11 +153,12 @@ def score_quantiles(
 def weighted_quantile_loss(scores: pd.DataFrame) -> pd.Series:
     """Per model: the mean over levels of ``2 * sum(pinball loss) / sum(|y|)``, pooled over every scored row.
 
-    The definition of the probabilistic benchmarks (GluonTS's mean weighted quantile loss, as
-    Chronos, fev and GIFT-Eval report it over the levels 0.1, ..., 0.9). NaN where ``sum(|y|)`` is 0.
+    The definition of the probabilistic benchmarks (``data.quantile_loss``, whose kernels score each level). NaN where
+    ``sum(|y|)`` is 0.
     """
     pooled = scores.groupby(["model", "level"], sort=False)[["pinball", "abs_y"]].sum()
-    per_level = 2.0 * pooled["pinball"] / pooled["abs_y"].where(pooled["abs_y"] > 0)
+    loss = level_loss(pooled["pinball"].to_numpy(), pooled["abs_y"].to_numpy())
+    per_level = pd.Series(loss, index=pooled.index)
     return per_level.groupby(level="model", sort=False).mean().rename("wql")
 
 

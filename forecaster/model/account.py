@@ -192,7 +192,19 @@ def _gradient_account(
 
 
 # The parts of each (series, step)'s forecast in ``explain(by="step")``, by the model's ``attention_values``: every
-# network part carries the blend weight of the network (1 less the partners' weights), and the names say so.
+# network part carries the blend weight of the network (1 less the partners' weights: 0.5 with the default partners),
+# and the names say so.
+# - history_x_network_weight: the history points' shares, summed. With "observations" exact by construction (weight x
+#   observation, plus its seasonal and trend adjustment and its linear-skip term); with "states" each point's
+#   integrated-gradients share of what the network adds to the window's level, along the path from a flat history at
+#   that level (the point frame's ``contribution``, summed over a (series, step)'s rows).
+# - window_level_x_network_weight ("states"): the window's level, where that path starts; windows whose scale fell
+#   back, such as constant ones, have no shares and keep the network's part here.
+#   step_and_statics_x_network_weight ("observations"): the head's step, calendar and statics term and the unattended
+#   level.
+# - covariates_x_network_weight: the future-known covariates' effect against their training mean.
+# - partners_weighted: the statistical partners' forecasts times their blend weights.
+# - floor_at_zero: what lifted a negative median to zero (``nonnegative``); 0 where nothing was lifted.
 STEP_PARTS = {
     "states": (
         "history_x_network_weight",

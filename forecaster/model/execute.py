@@ -1,13 +1,15 @@
 """Carrying out a fit plan: from a validated frame and a :class:`~forecaster.model.plan.FitPlan` to a fitted model.
 
 :func:`run_plan` is the one function every route into training runs (``fit``, the backtest's folds, a Dask fit that
-streams its windows, data-parallel training, which pass their own member trainer): the panel, the network's shapes,
-each member's starting weights, the training job, the members' training, the fitted state and its calibration.
+streams its windows, data-parallel training, which pass their own member trainer, and pretraining, which passes its
+corpus's training job): the panel, the network's shapes, each member's starting weights, the training job, the
+members' training, the fitted state and its calibration.
 It changes nothing it is given; the caller adopts the :class:`Fit` it returns.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -18,14 +20,18 @@ from ..data.roles import CovariateRoles
 from ..data.validation import Columns
 from .fitting import calibrated, network_config, training_job, with_blend_recorded
 from .inference import history_kept, model_panel
-from .members import MemberTrainer, fit_members
+from .members import MemberTrainer, TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
-from .params import floor_rule, resolve_device
 from .plan import FitPlan, PanelFacts, resolved
 from .prior import adapted_weights, learning_rate_scales
+from .resolve import floor_rule, resolve_device
 from .state import FittedState
 from .training import TrainResult
 from .warm_start import extend_features, extend_spec, widen_static_inputs
+
+# Builds a fit's training job from its panel, called as ``fitting.training_job`` is: (panel, roles, network config,
+# plan, device, parameters, the whole panel's training windows or None, the prior's learning-rate scales or None).
+JobMaker = Callable[..., TrainingJob]
 
 
 @dataclass(frozen=True)
@@ -74,19 +80,22 @@ def run_plan(
     previous=None,
     train_members: MemberTrainer | None = None,
     features: FeatureSpec | None = None,
+    corpus_job: JobMaker | None = None,
 ) -> Fit:
     """Fit on a frame that ``clean_history`` validated, as ``plan`` says; returns the fit.
 
     ``previous``: ``(state, network)`` of the fit a warm start continues from. ``train_members(job, seeds, initial)``
     trains the members instead of ``fit_members`` (``forecaster.scale``). ``features``: the covariate encodings of a
-    whole panel of which ``frame`` is a sample (by default they come from ``frame``).
+    whole panel of which ``frame`` is a sample (by default they come from ``frame``). ``corpus_job``: ``frame`` is a
+    pretraining corpus (``forecaster.pretraining``), whose short series are padded on purpose (none is refused), and
+    this builds its training job instead of ``fitting.training_job``.
     """
     columns, roles, horizon = Columns.from_params(params), facts.roles, params["horizon"]
     units = dict(plan.units)
     features = _features(plan, previous, frame, columns.id, roles, features)
-    with padding_expected(plan.start == "prior"):
+    with padding_expected(plan.start == "prior" or corpus_job is not None):
         panel = model_panel(frame, columns, roles, features, facts.offset, horizon, units, fill_gaps=params["fill_gaps"])
-    if plan.trains:  # a model that does not train needs no training window
+    if plan.trains and corpus_job is None:  # a model that does not train needs no training window
         refuse_short(panel.ids, panel.length, horizon)
     config = network_config(panel, roles, features, plan.quantiles, units["input_size"], params)
     device = resolve_device(params["device"])
@@ -98,7 +107,7 @@ def run_plan(
         scales = None
         if plan.start == "prior":
             scales = learning_rate_scales(plan.prior_model, config, plan.prior_rate_share)
-        job = training_job(panel, roles, config, plan, device, params, facts.n_windows, scales)
+        job = (corpus_job or training_job)(panel, roles, config, plan, device, params, facts.n_windows, scales)
         job = replace(job, features=features)
         plan = resolved(plan, job)
         seeds = list(plan.seeds)

@@ -2,7 +2,9 @@
 
 ``Seq2SeqForecaster.fitted()`` hands one out; the backtest's executors and the Dask fold and backtest paths forecast
 through it instead of the estimator's internals (a fit, ``load`` and the Dask model shipping adopt a fit through
-``set_fitted()``). It holds references, not copies: building one is free.
+``set_fitted()``). It holds references, not copies: building one is free. ``predict`` and ``explain`` validate their
+frames through it (:meth:`FittedModel.forecast_panel`) and reuse a pass on the same inputs (:func:`remembered_forecast`);
+the estimator's attributes that read its fitted state (``freq_``, ``fit_plan_``, ...) are :class:`FittedAttributes`'.
 """
 
 from __future__ import annotations
@@ -11,13 +13,29 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sklearn.utils.validation import check_is_fitted
 
 from ..data.frequency import normalise_freq
 from ..data.panel import Panel, padding_expected, with_future
-from ..data.validation import Columns
-from .inference import Forecast, accountable, forecast_windows, model_panel, state_units
+from ..data.validation import Columns, clean_future, clean_history
+from .files.migration import unrecorded_blend
+from .inference import Forecast, accountable, forecast_windows, model_panel, panel_digest, state_units
 from .network import Ensemble
+from .params import blend_weights
+from .plan import FitPlan
 from .state import FittedState
+
+
+def fitted_blend(params: dict, state: FittedState | None) -> dict[str, float]:
+    """Each partner's weight (``theta_weight``, ``holt_winters_weight``) resolved; None ones as ``state``'s fit chose them.
+
+    Every fit records its blend; a model file without one (from a fit without held-out windows, or a prior written by
+    ``forecaster.pretraining``) forecasts with the weights the version that wrote it resolved (``files.migration``).
+    Without a fitted state: the defaults.
+    """
+    if state is not None and state.calibration is None:
+        return unrecorded_blend(params)
+    return blend_weights(params, None if state is None else state.calibration.blend)
 
 
 @dataclass(frozen=True)
@@ -60,6 +78,25 @@ class FittedModel:
         with padding_expected(state.init == "pretrained"):  # the prior's window, trained on padded windows
             return model_panel(frame, self.columns, roles, state.features, offset, self.horizon, units, future, self.fill_gaps)
 
+    def forecast_panel(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:
+        """The panel to forecast from the end of each series of ``df`` (None: the history tail kept at fit), validated,
+        with the horizon's future-known covariates of ``future_df``; and the zone of its timestamps.
+
+        Without future-known covariates a future frame is still checked: no targets or past covariates in it.
+
+        Raises:
+            ValueError: an invalid frame, or no ``future_df`` for a model with future-known covariates.
+        """
+        state, columns = self.state, self.columns
+        frame, tz = (state.history, state.tz) if df is None else clean_history(df, columns, state.roles)
+        if state.roles.future and future_df is None:
+            raise ValueError(
+                f"`future_df` is required: the model uses future-known covariates {list(state.roles.future)} "
+                f"for the {self.horizon} periods after each series' end."
+            )
+        future = None if future_df is None else clean_future(future_df, columns, state.roles, tz)
+        return self.panel(frame, future if state.roles.future else None), tz
+
     def with_future(self, panel: Panel, future: pd.DataFrame | None) -> Panel:
         """``panel`` with the horizon's future-known covariates placed (a validated frame; None leaves it as it is)."""
         if future is None:
@@ -77,6 +114,23 @@ class FittedModel:
         """Forecasts from every series' end of ``panel``."""
         rows = np.arange(len(panel.ids))
         return self.forecast_at(panel, rows, np.full(len(rows), panel.last_col), account=account)
+
+
+def remembered_forecast(fitted: FittedModel, panel: Panel, memo: ForecastMemo | None, account: bool = False) -> Forecast:
+    """Forecast from each series' end (``account``: with its account), reusing the last pass on the same inputs.
+
+    ``explain`` then ``predict`` on one input run the network once; ``predict`` then ``explain`` run it again
+    for the state design, whose account (the head's shares by integrated gradients) ``predict`` does not need.
+    The pass is kept in the fit's ``memo`` (its contents change, the estimator's attributes do not).
+    """
+    key = (panel_digest(panel), tuple(fitted.blend.items()), id(fitted.network))
+    cached = None if memo is None else memo.get(key)
+    if cached is not None and (not account or cached.account is not None or not fitted.accountable):
+        return cached
+    forecast = fitted.forecast_ends(panel, account=account)
+    if memo is not None:
+        memo.keep(key, forecast)
+    return forecast
 
 
 class ForecastMemo:
@@ -97,3 +151,35 @@ class ForecastMemo:
 
     def clear(self) -> None:
         self._key, self._forecast = None, None
+
+
+def _from_state(name: str, doc: str) -> property:
+    return property(lambda self: getattr(self.state_, name), doc=doc)
+
+
+class FittedAttributes:
+    """The estimator's fitted attributes that read its fitted state (``state_``) and its training results."""
+
+    freq_ = _from_state("freq", "Frequency of the training data (pandas alias).")
+    season_length_ = _from_state("season_length", "Periods per season.")
+    input_size_ = _from_state("input_size", "History periods the encoder reads.")
+    nonnegative_ = _from_state("nonnegative", "Which forecasts are floored at zero (``resolve.FLOOR_RULES``).")
+    roles_ = _from_state("roles", "Covariate roles.")
+    features_ = _from_state("features", "Covariate encoders.")
+    quantiles_ = _from_state("quantiles", "Levels the network outputs (requested ones plus the median).")
+    network_config_ = _from_state("network", "The network's shapes and sizes.")
+    tz_ = _from_state("tz", "Time zone of the timestamps (None when naive).")
+    history_ = _from_state("history", "History tail kept for predict() without data.")
+    training_end_ = _from_state("training_end", "Last training timestamp of each series.")
+
+    @property
+    def train_result_(self):
+        """The first member's training result (None for a loaded model)."""
+        return self.train_results_[0] if self.train_results_ else None
+
+    @property
+    def fit_plan_(self) -> FitPlan | None:
+        """How the last fit was planned and run (``model.plan.FitPlan``: where it started, its members and seeds, budget
+        and steps, rates, what it calibrated, why it started elsewhere than it could have); None if its file has none."""
+        check_is_fitted(self, "network_")
+        return None if self.state_.plan is None else FitPlan.from_dict(self.state_.plan)

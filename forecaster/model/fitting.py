@@ -13,20 +13,13 @@ from ..data.roles import CovariateRoles
 from ..data.scaling import naive_error_table
 from ..data.windows import admissible_origins, assemble
 from ..partners.blend import default_weights
+from .budget import FINE_TUNE_CHECKS, FINE_TUNE_PATIENCE, use_early_stopping
 from .calibration import Calibration, HoldOut, calibrate, plan_holdout
 from .inference import history_kept, run_network, target_values
 from .members import TrainingJob
 from .network import Ensemble, NetworkConfig
-from .params import (
-    FINE_TUNE_CHECKS,
-    FINE_TUNE_PATIENCE,
-    architecture,
-    blend_weights,
-    explicit_blend_weights,
-    has_future_covariates,
-    needs_calibration,
-    use_early_stopping,
-)
+from .params import blend_weights, explicit_blend_weights, has_future_covariates, needs_calibration
+from .resolve import architecture
 from .state import FittedState
 from .training import TrainConfig
 
@@ -171,9 +164,9 @@ def with_blend_recorded(state: FittedState, params: dict) -> FittedState:
     """``state``, with the blend its forecasts use recorded where the fit held no windows out.
 
     Those weights are the defaults without future-known covariates and 0 with them (a fit with covariates checks a
-    partner on held-out windows before blending it in), as before 0.10.0.
+    partner on held-out windows before blending it in).
 
-    A model file then carries its weights, so a later release's defaults cannot change its forecasts.
+    A model file then carries its weights, so defaults chosen later cannot change its forecasts.
     """
     if state.calibration is not None:
         return state

@@ -29,7 +29,7 @@ from ..data.validation import Columns
 from ..data.windows import assemble, observed_cumsum
 from ..partners.blend import PARTNERS, blend_quantiles, mix_offsets, partner_distributions
 from .account import Account, network_account
-from .calibration import apply_factors
+from .intervals import apply_factors
 from .network import Ensemble
 from .state import FittedState
 from .training import to_tensors

@@ -1,4 +1,5 @@
-"""Long frames from the inference core's arrays: forecasts and attention, one row per (window, step)."""
+"""Long frames from the inference core's arrays: forecasts and attention, one row per (window, step), and the
+explanation ``explain`` returns (by history point or by step)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pandas as pd
 
 from ..data.panel import Panel
 from ..data.validation import restore_zone
+from .account import step_account
+from .files.migration import RETIRED_COLUMNS
 from .inference import Forecast
 
 # The statsforecast baselines a backtest can score beside the model, by the name of their forecast columns
@@ -97,10 +100,28 @@ def attention_frame(
         for name in ("baseline", "covariates", "partners"):
             out[f"step_{name}"] = getattr(account, name)[w_idx[keep], h_idx[keep]]
         out["step_floor"] = account.lift[w_idx[keep], h_idx[keep]]  # what lifted a negative median to zero
-        out["step_head"] = 0.0  # every part of the head is now some point's share; kept so frames keep their columns
+        for name, value in RETIRED_COLUMNS.items():  # no longer a part of the forecast; kept for code that reads it
+            out[name] = value
         out["y_hat"] = account.total[w_idx[keep], h_idx[keep]]
         if values is not None:
             out.attrs["attention_values"] = values
     if include_padding:
         out["padded"] = ~real.ravel()
     return out
+
+
+def explanation(
+    panel: Panel, forecast: Forecast, id_col: str, time_col: str, tz: str | None, include_padding: bool, by: str, values: str
+) -> pd.DataFrame:
+    """``explain``'s frame of a forecast with its account: by history point (``attention_frame``) or by step
+    (``account.step_account``, from the point frame with its padded rows).
+
+    Raises:
+        ValueError: ``by="step"`` without an account (``log_target``: its parts would add up to the log of the forecast).
+    """
+    frame = attention_frame(panel, forecast, id_col, time_col, tz, include_padding or by == "step", values)
+    if by == "point":
+        return frame
+    if "contribution" not in frame:
+        raise ValueError("No account with log_target: its parts would add up to the log of the forecast.")
+    return step_account(frame, id_col, time_col, values)

@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data.frequency import season_length_for, season_spans_a_year
 from ..data.scaling import LOSS_SCALES, SCALERS
 from ..partners.blend import PARTNERS
 from .attention import ATTENTIONS
@@ -237,6 +236,18 @@ def changed_since_fit(fitted: Mapping[str, Any], current: Mapping[str, Any]) -> 
     }
 
 
+def refuse_changed(fitted: Mapping[str, Any], current: Mapping[str, Any]) -> None:
+    """Refuse to forecast with parameters other than those the model was fitted with (``changed_since_fit``).
+
+    Raises:
+        ValueError: naming each parameter changed, its value at fit and now.
+    """
+    changed = changed_since_fit(fitted, current)
+    if changed:
+        what = "; ".join(f"`{name}` fitted with {old!r}, now {new!r}" for name, (old, new) in changed.items())
+        raise ValueError(f"Parameters changed after fit ({what}). Refit the model, or set them back.")
+
+
 def has_future_covariates(params: Mapping[str, Any]) -> bool:
     """Whether the parameters declare future-known covariates (the partners, which cannot see them, weigh less)."""
     return bool(list(params.get("future_covariates") or ()))
@@ -249,9 +260,8 @@ def blend_weights(
 
     An explicit weight is kept. None means the weight chosen at fit on held-out windows (``chosen``,
     see :mod:`forecaster.model.calibration`, or the weights a fit without held-out windows recorded). Without
-    ``chosen``: ``unset`` (partner -> weight; default: the partners' current defaults) without future-known
-    covariates, 0 with them. A model file written by 0.9.0 or earlier from a fit that recorded no blend passes
-    ``FORMER_DEFAULT_WEIGHTS``, the weights it forecast with.
+    ``chosen``: ``unset`` (partner -> weight; default: the partners' defaults) without future-known covariates, 0
+    with them. A model file that recorded no blend passes the weights it forecast with (``files.migration``).
     """
     future = has_future_covariates(params)
     resolved = {}
@@ -280,10 +290,10 @@ def needs_calibration(params: Mapping[str, Any]) -> bool:
 def check_params(params: Mapping[str, Any], unset: Mapping[str, float] | None = None) -> None:
     """Refuse any parameter outside its constraint, naming it and what it must be.
 
-    ``unset``: the weight an unset partner counts with in the sum-to-one check (default: the current defaults, the
+    ``unset``: the weight an unset partner counts with in the sum-to-one check (default: the partners' defaults, the
     most a fit may choose for it without future-known covariates; with them the check counts it as 0 and the fit
-    keeps the sum within 1). A model file passes ``FORMER_DEFAULT_WEIGHTS``, what the versions that wrote such
-    files checked; the weights its forecasts resolve are checked against its recorded blend.
+    keeps the sum within 1). A model file passes the weights the fits that wrote such files checked
+    (``files.migration``); the weights its forecasts resolve are checked against its recorded blend.
 
     Raises:
         ValueError: a parameter breaks its row of ``CONSTRAINTS`` or a rule across parameters.
@@ -317,11 +327,6 @@ def sized_members(params: Mapping[str, Any]) -> int:
     """Members to size a fit by: ``n_models``, or one when None (a fit from a prior has more, but the prior's
     own sizes, 64 units and windows of at most 36 + 48 periods, are far inside every bound)."""
     return params["n_models"] or 1
-
-
-def member_count(n_models: int | None, prior_members: int | None) -> int:
-    """Members of a fit: ``n_models`` when given; else one per member of the prior it starts from, or one."""
-    return n_models or prior_members or 1
 
 
 def training_bytes(params: Mapping[str, Any]) -> dict[str, float]:
@@ -367,168 +372,3 @@ def check_memory(params: Mapping[str, Any], available: float | None = None) -> N
             f"These parameters would need about {total / 2**30:,.1f} GiB ({largest}: {parts[largest] / 2**30:,.1f} GiB, "
             f"sized by {names}); this machine has {available / 2**30:,.1f} GiB. Lower them."
         )
-
-
-def resolve_units(params: Mapping[str, Any], offset: pd.DateOffset) -> dict[str, Any]:
-    """Window length, season and target units of a fit, with the data-driven defaults resolved.
-
-    ``trend_line=None`` turns the trend line on where a season spans a year or more.
-    """
-    season = int(params["season_length"] or season_length_for(offset))
-    trend = params["trend_line"]
-    return {
-        "input_size": int(params["input_size"] or default_input_size(params["horizon"], season)),
-        "season_length": season,
-        "log_target": bool(params["log_target"]),
-        "seasonal_profile": bool(params["seasonal_profile"]),
-        "trend_line": season_spans_a_year(offset, season) if trend is None else bool(trend),
-    }
-
-
-def linear_skip(params: Mapping[str, Any]) -> bool:
-    """``linear_skip`` resolved: None means on for state values and off for observation values."""
-    if params["linear_skip"] is not None:
-        return bool(params["linear_skip"])
-    return params["attention_values"] == "states"
-
-
-def architecture(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``NetworkConfig`` fields that the estimator's parameters set (the data sets the widths)."""
-    return {
-        "horizon": params["horizon"],
-        "hidden_size": params["hidden_size"],
-        "num_layers": params["num_layers"],
-        "dropout": float(params["dropout"]),
-        "cell": params["cell"],
-        "attention": params["attention"],
-        "skip": linear_skip(params),
-        "values": params["attention_values"],
-    }
-
-
-def resolve_device(device: str) -> str:
-    """``"auto"`` resolved to CUDA when available, else CPU."""
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def training_quantiles(quantiles: Any) -> tuple[float, ...]:
-    """The levels the network is trained on: the requested ones plus the median, sorted."""
-    if quantiles is None:
-        return (0.5,)
-    return tuple(sorted({float(q) for q in quantiles} | {0.5}))
-
-
-def default_input_size(horizon: int, season_length: int) -> int:
-    """History length used when `input_size` is None: one horizon or two seasons, whichever is longer (at least 8).
-
-    Chosen by rolling-origin validation on the training parts of Tourism quarterly and
-    M3 monthly (docs/model.md): longer windows (2 horizons, 3 seasons) were no better on
-    Tourism and worse on M3 (mean MASE 0.978 with 36 vs 0.960 with 24).
-    """
-    return int(max(horizon, 2 * season_length, 8))
-
-
-# The step cap of panels up to this many training windows; past them it grows with the square root of the
-# windows. The M3 monthly training part has about 116,000, Tourism quarterly about 36,000: their budgets
-# (and so every figure chosen on them) are unchanged.
-STEP_CAP = 1500
-STEP_CAP_WINDOWS = 250_000
-
-
-# The fewest steps of a fit from scratch, however few its windows: below it the network of a 4-series panel
-# had not learnt the level of its series (fpp3's aus_arrivals: MASE 1.67x AutoETS after 30 steps; validation suite,
-# benchmarks/README.md). 0.3.0 took 300 at least, 8-15x AutoETS's time on the suite's small-panel draws.
-MIN_STEPS = 100
-
-
-def default_max_steps(n_windows: int, batch_size: int) -> int:
-    """Training steps used when `max_steps` is None: about two passes over the windows, ``MIN_STEPS`` at least.
-
-    Two passes were chosen by rolling-origin validation on the Tourism quarterly training part (mean MASE 1.995,
-    1.970, 1.986 and 2.005 for 1, 2, 3 and 4 passes; benchmarks/README.md): more passes
-    overfit. M3 monthly hits the 1500-step cap at 1.8 passes. The cap is 1500 steps up to
-    ``STEP_CAP_WINDOWS`` windows and grows as their square root beyond (9,500 steps for 10^7 windows,
-    100,000 monthly series of 120 months), so a large panel is not seen a small fraction of a time;
-    ``benchmarks/training_budget.py`` measures what it buys. The floor is the validation suite's
-    (``benchmarks/suite.py``): small panels cost what their windows need, not a fixed 300 steps.
-    """
-    cap = STEP_CAP * max(1.0, float(np.sqrt(n_windows / STEP_CAP_WINDOWS)))
-    return int(np.clip(2 * n_windows // batch_size, MIN_STEPS, cap))
-
-
-# The fewest steps of a fit from scratch that learns future-known covariates: their effect takes more steps to learn
-# than a series' level. On the validation suite's covariate panels (benchmarks/README.md) 100 steps left the
-# electricity study at MASE 0.955 (1.07x AutoETS), 200 gave 0.894 and 300 0.922; the synthetic promotions panel moved
-# 0.503 -> 0.506 -> 0.510; over the electricity study's 8 origins and seeds 0-2, 0.729 -> 0.662 -> 0.675. An
-# irrelevant random flag moves MASE by -0.9% at 200 steps (-0.4% at 100).
-COVARIATE_MIN_STEPS = 200
-
-
-def covariate_steps(n_windows: int, batch_size: int) -> int:
-    """Training steps of a fit from scratch with future-known covariates: the default, at least 200."""
-    return max(COVARIATE_MIN_STEPS, default_max_steps(n_windows, batch_size))
-
-
-# A warm-started fit continues from trained weights, so it takes this share of the default budget.
-WARM_START_SHARE = 0.25
-WARM_START_MIN_STEPS = 100
-
-
-def warm_start_steps(n_windows: int, batch_size: int) -> int:
-    """Training steps of a warm-started fit when `max_steps` is None: a quarter of a full fit's, at least 100."""
-    return int(max(WARM_START_MIN_STEPS, round(WARM_START_SHARE * default_max_steps(n_windows, batch_size))))
-
-
-# A fit that starts from the prior (``init="pretrained"``) moves from it gently: a hundredth of the learning rate
-# (chosen on the suite's small panels and Tourism quarterly: a third gave MASE 1.07x AutoETS against 1.02x zero-shot
-# in a probe; a thirtieth 0.970x small, 1.028x Tourism quarterly; a hundredth 0.962x and 1.011x; benchmarks/README.md),
-# a quarter of a full fit's steps (at least FINE_TUNE_MIN_STEPS), the held-out windows read FINE_TUNE_CHECKS times
-# from step 0 on, so that the prior itself (zero steps) is a candidate (docs/prior.md).
-FINE_TUNE_LEARNING_RATE_SHARE = 1 / 100
-FINE_TUNE_SHARE = 0.25
-FINE_TUNE_MIN_STEPS = 40
-FINE_TUNE_CHECKS = 5
-FINE_TUNE_PATIENCE = 3
-
-
-# Steps of a fit from the prior under ``init="auto"`` (``max_steps`` None): none. The prior is kept as it is and the
-# held-out windows choose the blend and calibrate the intervals. On the validation suite's small panels this scored
-# MASE 0.965x and WQL 0.924x AutoETS at 0.16x its time, against 0.962x and 0.924x at 2.49x with the fine-tune (a
-# one-member prior; with three, 0.945x at 0.19x against 0.943x at 6.3x, benchmarks/README.md "0.9.0")
-# (benchmarks/README.md, "The default: init='auto'"); ``init="pretrained"`` still fine-tunes.
-AUTO_PRIOR_STEPS = 0
-
-
-def auto_prior_steps(n_windows: int, batch_size: int) -> int:
-    """Training steps of a fit from the prior under ``init="auto"`` when `max_steps` is None (:data:`AUTO_PRIOR_STEPS`)."""
-    return AUTO_PRIOR_STEPS
-
-
-def fine_tune_steps(n_windows: int, batch_size: int) -> int:
-    """Training steps of a fit from the prior when `max_steps` is None: a quarter of a full fit's, at least the floor."""
-    return int(max(FINE_TUNE_MIN_STEPS, round(FINE_TUNE_SHARE * default_max_steps(n_windows, batch_size))))
-
-
-# Passes over the training windows beyond which an automatic early stopping switches on.
-AUTO_EARLY_STOPPING_PASSES = 6
-
-
-def use_early_stopping(early_stopping: bool | None, max_steps: int, batch_size: int, n_windows: int) -> bool:
-    """Whether to hold out the last horizon for early stopping; None decides from the planned passes over the data."""
-    if early_stopping is not None:
-        return bool(early_stopping)
-    return max_steps * batch_size > AUTO_EARLY_STOPPING_PASSES * n_windows
-
-
-# How a fit floors its forecasts at zero (``nonnegative``): each window whose series' history up to the origin is
-# never negative, every window, or none. The fitted state records the rule; model files without it floor nothing.
-FLOOR_RULES = ("series never negative", "every series", "none")
-
-
-def floor_rule(params: Mapping[str, Any]) -> str:
-    """``nonnegative`` resolved: None floors each series whose observed history is never negative, True every
-    series, False none (``FLOOR_RULES``)."""
-    value = params.get("nonnegative")
-    return FLOOR_RULES[0] if value is None else FLOOR_RULES[1] if value else FLOOR_RULES[2]

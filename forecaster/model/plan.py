@@ -15,20 +15,20 @@ from typing import Any
 
 import pandas as pd
 
+from ..data.frequency import infer_offset, normalise_freq
 from ..data.roles import CovariateRoles
-from .params import (
+from ..data.validation import Columns
+from .budget import (
     FINE_TUNE_LEARNING_RATE_SHARE,
     auto_prior_steps,
     covariate_steps,
     default_max_steps,
     fine_tune_steps,
-    member_count,
-    needs_calibration,
-    resolve_units,
-    training_quantiles,
     warm_start_steps,
 )
-from .prior import Prior, auto_prior, prior_for
+from .params import needs_calibration
+from .prior import Prior, auto_prior, frame_windows, prior_for
+from .resolve import member_count, resolve_units, training_quantiles
 from .state import PLAN_STARTS
 from .warm_start import architecture_changed, incompatibility
 
@@ -123,6 +123,19 @@ class FitPlan:
     def from_dict(cls, plan: Mapping[str, Any]) -> FitPlan:
         tuples = {name: tuple(plan[name]) for name in ("quantiles", "seeds", "notes")}
         return cls(**{**plan, "units": dict(plan["units"]), **tuples})
+
+
+def panel_facts(
+    params: Mapping[str, Any], frame: pd.DataFrame, n_windows: int | None = None, offset: pd.DateOffset | None = None
+) -> PanelFacts:
+    """What the plan of a fit with ``params`` on ``frame`` needs to know of it (``n_windows``, ``offset``: of the whole
+    panel when ``frame`` is a sample of it; by default they come from ``frame``)."""
+    columns = Columns.from_params(params)
+    if offset is None:
+        freq = params["freq"]
+        offset = normalise_freq(freq) if freq is not None else infer_offset(frame[columns.time], frame[columns.id])
+    rows = n_windows if n_windows is not None else frame_windows(frame, columns, params["horizon"])
+    return PanelFacts(offset, CovariateRoles.from_params(params), rows, n_windows)
 
 
 def _prior(params: Mapping[str, Any], facts: PanelFacts, units: dict) -> tuple[Prior | None, str | None]:

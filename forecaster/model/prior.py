@@ -23,7 +23,7 @@ import torch
 from ..data.frequency import _MONTHLY, _QUARTERLY, _YEARLY, _base_name, normalise_freq
 from .files import ModelFileError, read_fitted
 from .network import NetworkConfig
-from .params import linear_skip
+from .resolve import linear_skip, resolve_units
 
 PRIOR_FOLDER = Path(__file__).resolve().parent.parent / "pretrained"
 # Frequency family of each calendar frequency the priors serve (multiples such as '2MS' are not served).
@@ -158,6 +158,33 @@ def prior_for(offset: pd.DateOffset, params: dict, units: dict) -> Prior:
             f"The {prior.family} prior forecasts the levels {list(prior.quantiles)}; `quantiles` asks for {missing}."
         )
     return prior
+
+
+def zero_shot_params(params: dict) -> dict:
+    """The parameters of a model that forecasts with the prior as it is (``from_pretrained``): ``params`` with
+    ``init="pretrained"`` and ``max_steps=0``.
+
+    Raises:
+        ValueError: covariates are declared (a prior reads the target alone).
+    """
+    if params.get("future_covariates") or params.get("past_covariates") or params.get("static_covariates"):
+        raise ValueError(
+            "from_pretrained forecasts from the target alone; to use covariates, fit "
+            "Seq2SeqForecaster(horizon, init='pretrained', ...) on your panel (it fine-tunes the prior)."
+        )
+    return {**params, "init": "pretrained", "max_steps": 0}
+
+
+def check_served(params: dict) -> None:
+    """Refuse now, not at the first forecast, a model that forecasts with the prior as it is (``from_pretrained``) when
+    its ``freq`` is given and no prior serves it with these parameters (``freq`` None: checked against each panel).
+
+    Raises:
+        PriorUnavailableError: as :func:`prior_for`.
+    """
+    if params["freq"] is not None:
+        offset = normalise_freq(params["freq"])
+        prior_for(offset, params, {**resolve_units(params, offset), "input_size": params["input_size"]})
 
 
 # The most rows beyond one horizon per series (about the training windows) for which init="auto" starts from the

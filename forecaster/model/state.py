@@ -51,7 +51,7 @@ class FittedState:
         init: where the fit that produced these weights started: ``"pretrained"`` (the shipped prior),
             ``"scratch"`` (random weights) or ``"warm start"`` (a previous fit's weights); None for a file written
             before fits recorded it.
-        nonnegative: which forecasts are floored at zero (``params.FLOOR_RULES``); "none" for a file written before
+        nonnegative: which forecasts are floored at zero (``resolve.FLOOR_RULES``); "none" for a file written before
             fits recorded it, so that it forecasts as it did.
         plan: the fit's resolved plan (``forecaster.model.plan.FitPlan.to_dict``); None for a file written before fits
             recorded it, and for a prior written by ``forecaster.pretraining``.
@@ -114,8 +114,9 @@ class FittedState:
         }
 
     @classmethod
-    def from_dict(cls, fitted: dict[str, Any], history: pd.DataFrame, id_col: str, legacy: dict[str, Any]) -> FittedState:
-        """Rebuild from :meth:`to_dict`. ``legacy`` gives fields that files written before they existed lack.
+    def from_dict(cls, fitted: dict[str, Any], history: pd.DataFrame, id_col: str) -> FittedState:
+        """Rebuild from :meth:`to_dict`, every field present (``files.migration.upgraded_state`` fills those a file
+        written before they existed lacks).
 
         Format-1 files list the ids of ``training_end`` as plain JSON values; later ones type them.
         """
@@ -130,14 +131,14 @@ class FittedState:
             features=FeatureSpec.from_dict(fitted["features"]),
             quantiles=tuple(float(q) for q in fitted["quantiles"]),
             network=NetworkConfig(**fitted["network"]),
-            n_members=int(fitted.get("n_members", 1)),
+            n_members=int(fitted["n_members"]),
             tz=fitted["tz"],
             history=history,
             training_end=pd.Series(pd.to_datetime(ends["ds"]), index=ids, name=ends.get("name")),
-            **{name: fitted.get(name, legacy[name]) for name in ("scaler", "log_target", "seasonal_profile", "trend_line")},
-            warm_starts=int(fitted.get("warm_starts", 0)),
-            calibration=None if fitted.get("calibration") is None else Calibration.from_dict(fitted["calibration"]),
-            init=fitted.get("init"),
-            plan=fitted.get("plan"),
-            nonnegative=fitted.get("nonnegative", "none"),
+            **{name: fitted[name] for name in ("scaler", "log_target", "seasonal_profile", "trend_line")},
+            warm_starts=int(fitted["warm_starts"]),
+            calibration=None if fitted["calibration"] is None else Calibration.from_dict(fitted["calibration"]),
+            init=fitted["init"],
+            plan=fitted["plan"],
+            nonnegative=fitted["nonnegative"],
         )

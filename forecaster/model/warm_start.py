@@ -20,7 +20,7 @@ import torch
 from ..data.features import FeatureSpec, check_static_types, fit_features, static_width
 from ..data.roles import CovariateRoles
 from .network import NetworkConfig
-from .params import architecture
+from .resolve import architecture
 from .state import FittedState
 
 # Layers whose input ends with the static covariates' block (see ``Seq2SeqNetwork``).

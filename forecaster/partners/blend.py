@@ -27,19 +27,15 @@ from .standard_theta import standard_theta_forecasts
 PARTNER_MIN_OBSERVATIONS = 4
 # Weights of the partners when ``theta_weight`` / ``holt_winters_weight`` are None: what a fit keeps unless its
 # held-out windows show a partner clearly hurting (``model.calibration.choose_blend``). Chosen on the validation suite
-# (benchmarks/README.md, "0.10.0: a t bar ..."): 0.25 each against 0.15 (0.3.0-0.9.0) moved the fourteen panels'
-# MASE from 0.949x to 0.944x AutoETS and WQL from 0.918x to 0.913x; 0.35 did no better on the small panels and worse on
-# the large ones.
+# (benchmarks/README.md, "a t bar that knows how few the series are, and the partners at 0.25"): 0.25 each against
+# 0.15 moved the fourteen panels' MASE from 0.949x to 0.944x AutoETS and WQL from 0.918x to 0.913x; 0.35 did no better
+# on the small panels and worse on the large ones.
 DEFAULT_THETA_WEIGHT = 0.25
 DEFAULT_HOLT_WINTERS_WEIGHT = 0.25
 # The same for a model with future-known covariates, which the partners cannot see: a larger share dilutes what the
 # network learns from them (the suite's covariate panels: MASE 3-4% worse at 0.25 than at 0.15).
 COVARIATE_THETA_WEIGHT = 0.15
 COVARIATE_HOLT_WINTERS_WEIGHT = 0.15
-# The defaults of 0.3.0-0.9.0. A model file those versions wrote from a fit that recorded no blend (``from_pretrained``,
-# or series too short to hold windows out; the shipped priors too) forecast with these; it still does
-# (``Seq2SeqForecaster._blend_weights``), and its explicit weights are checked against them when it loads.
-FORMER_DEFAULT_WEIGHTS = {"theta_weight": 0.15, "holt_winters_weight": 0.15}
 # Share of a partner's distribution in the quantile offsets from the median when the partner is
 # blended in (``mix_offsets``); chosen on the validation folds (benchmarks/README.md, twelfth round).
 SHAPE_WEIGHT = 0.5

@@ -19,20 +19,17 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from ..data.features import fit_features
-from ..data.frequency import normalise_freq
-from ..data.panel import padding_expected
+from ..data.panel import Panel
 from ..data.roles import CovariateRoles
 from ..data.scaling import naive_error_table
 from ..data.validation import Columns, clean_history
 from ..data.windows import admissible_origins
 from ..estimator import NINE_LEVELS, Seq2SeqForecaster
-from ..model.fitting import network_config
-from ..model.inference import model_panel
+from ..model.execute import run_plan
 from ..model.members import TrainingJob, fit_members
-from ..model.network import Ensemble
-from ..model.params import TRAINING_ONLY, floor_rule, resolve_units, training_quantiles
-from ..model.state import FittedState
+from ..model.network import Ensemble, NetworkConfig
+from ..model.params import TRAINING_ONLY
+from ..model.plan import FitPlan, panel_facts, plan_fit
 from ..model.training import TrainConfig
 from .corpus import FAMILIES, corpus
 
@@ -65,58 +62,31 @@ def prior_estimator(family: str, steps: int) -> Seq2SeqForecaster:
 def pretrain(family: str, steps: int, seed: int = 0, batch_size: int = 128, progress: bool = True) -> Seq2SeqForecaster:
     """Train the ``family`` prior for ``steps`` steps from ``seed`` (corpus and weights); returns it as a fitted model.
 
-    The model has no history (``predict`` needs ``df``) and no calibration (its quantiles are the network's).
+    The fit is planned (``model.plan.plan_fit``: from scratch, ``steps`` given) and run (``model.execute.run_plan``) as
+    every fit is, on CPU, with the corpus's own training job (:func:`corpus_job`). The model has no history
+    (``predict`` needs ``df``), no calibration (its quantiles are the network's) and no recorded start or plan.
     """
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"`steps` must be a positive integer; got {steps!r}.")
     model = prior_estimator(family, steps)
     model.set_params(batch_size=batch_size, progress=progress, random_state=seed)
-    params = model.get_params()
-    columns, roles = Columns("unique_id", "ds", "y"), CovariateRoles()
-    frame, tz = clean_history(corpus(family, seed), columns, roles)
-    offset = normalise_freq(model.freq)
-    units = resolve_units(params, offset)
-    features = fit_features(frame, columns.id, roles)
-    quantiles = training_quantiles(model.quantiles)
-    with padding_expected():  # short M3 series are padded on purpose
-        panel = model_panel(frame, columns, roles, features, offset, model.horizon, units)
-    config = network_config(panel, roles, features, quantiles, units["input_size"], params)
-    # Windows whose targets may run past the series' end (masked there): origins up to the last period but one.
-    series, origins = admissible_origins(
-        panel, config.input_size, config.horizon, np.full(len(panel.ids), panel.last_col + config.horizon - 1), MIN_HISTORY
-    )
-    series, origins = weigh_real(panel.ids, series, origins)
-    train_config = TrainConfig(
-        max_steps=steps,
-        batch_size=batch_size,
-        learning_rate=float(model.learning_rate),
-        quantiles=quantiles,
-        early_stopping=False,
-        eval_every=max(steps // 20, 1),
-        progress=progress,
-        device="cpu",
-    )
-    naive = naive_error_table(panel.y, units["season_length"], panel.first_col)
-    job = TrainingJob(panel, roles, series, origins, None, config, train_config, model.scaler, 1, naive_table=naive)
-    started = time.perf_counter()
-    result = fit_members(job, [seed], 1)[0]
-    network = Ensemble(config, 1)
-    network.members[0].load_state_dict(result.state_dict)
-    network.eval()
+    params = {**model.get_params(), "init": "scratch", "device": "cpu"}  # a prior starts from random weights, on CPU
+    frame, tz = clean_history(corpus(family, seed), Columns.from_params(params), CovariateRoles.from_params(params))
+    facts = panel_facts(params, frame)
+    ran = {}
+
+    def train_members(job: TrainingJob, seeds: list[int], initial) -> list:
+        ran.update(job=job, started=time.perf_counter())
+        return fit_members(job, seeds, 1, initial)
+
+    fit = run_plan(plan_fit(params, facts), facts, frame, tz, params, train_members=train_members, corpus_job=corpus_job)
+    # The corpus is not a panel anyone forecasts: the prior keeps no history tail and records no start, plan or blend
+    # (a fit from it calibrates its own).
     empty = pd.DataFrame({"unique_id": pd.Series([], dtype=object), "ds": pd.Series([], dtype="datetime64[ns]"), "y": []})
-    state = FittedState(
-        freq=offset.freqstr,
-        roles=roles,
-        features=features,
-        quantiles=quantiles,
-        network=config,
-        n_members=1,
-        tz=tz,
-        history=empty,
-        training_end=pd.Series([], dtype="datetime64[ns]", name="ds", index=pd.Index([], dtype=object, name="unique_id")),
-        scaler=model.scaler,
-        nonnegative=floor_rule(model.get_params()),
-        **units,
-    )
-    model.set_fitted(state, network, "cpu", [result])
+    ends = pd.Series([], dtype="datetime64[ns]", name="ds", index=pd.Index([], dtype=object, name="unique_id"))
+    state = replace(fit.state, history=empty, training_end=ends, init=None, plan=None, calibration=None)
+    model.set_fitted(state, fit.network, "cpu", fit.results)
+    panel, job, result = fit.panel, ran["job"], fit.results[0]
     model.pretraining_ = {
         "family": family,
         "steps": steps,
@@ -124,12 +94,38 @@ def pretrain(family: str, steps: int, seed: int = 0, batch_size: int = 128, prog
         "batch_size": batch_size,
         "series": int(len(panel.ids)),
         "synthetic_series": int(sum(str(i).startswith("synthetic/") for i in panel.ids)),
-        "windows": int(len(np.unique(series * (panel.y.shape[1] + 1) + origins))),
-        "real_share": float(np.mean(~np.char.startswith(panel.ids.astype(str), "synthetic/")[series])),
-        "seconds": round(time.perf_counter() - started, 1),
+        "windows": int(len(np.unique(job.series * (panel.y.shape[1] + 1) + job.origins))),
+        "real_share": float(np.mean(~np.char.startswith(panel.ids.astype(str), "synthetic/")[job.series])),
+        "seconds": round(time.perf_counter() - ran["started"], 1),
         "final_loss": float(np.mean(result.train_loss[-200:])),
     }
     return model
+
+
+def corpus_job(
+    panel: Panel, roles: CovariateRoles, config: NetworkConfig, plan: FitPlan, device: str, params: dict, *_
+) -> TrainingJob:
+    """The training job of a corpus (``run_plan``'s ``corpus_job``): every series' windows, real ones repeated to
+    ``REAL_SHARE`` of the draws, with targets that may run past the series' end (masked there), weighted by the
+    seasonal-naive error; no held-out windows, no early stopping."""
+    # Windows whose targets may run past the series' end (masked there): origins up to the last period but one.
+    series, origins = admissible_origins(
+        panel, config.input_size, config.horizon, np.full(len(panel.ids), panel.last_col + config.horizon - 1), MIN_HISTORY
+    )
+    series, origins = weigh_real(panel.ids, series, origins)
+    steps = plan.steps(params, len(series))  # as given
+    train_config = TrainConfig(
+        max_steps=steps,
+        batch_size=params["batch_size"],
+        learning_rate=float(params["learning_rate"]),
+        quantiles=plan.quantiles,
+        early_stopping=False,
+        eval_every=max(steps // 20, 1),
+        progress=params["progress"],
+        device=device,
+    )
+    naive = naive_error_table(panel.y, plan.units["season_length"], panel.first_col)
+    return TrainingJob(panel, roles, series, origins, None, config, train_config, params["scaler"], 1, naive_table=naive)
 
 
 def pretrain_members(

@@ -42,7 +42,8 @@ from ..data.validation import Columns, clean_history, columns_and_roles
 from ..engines import is_dask_frame
 from ..model.fitting import minimum_history
 from ..model.members import TrainingJob
-from ..model.params import check_params, resolve_units
+from ..model.params import check_params
+from ..model.resolve import resolve_units
 from .window_stream import StreamPlan, flat_partition, partition_facts, series_windows, stream_trainer
 
 __all__ = ["fit_dask", "fit_whole_series", "head_rows", "in_sample"]

@@ -18,7 +18,8 @@ from ..evaluation.executors import FoldForecasts, forecast_fold, with_account
 from ..evaluation.folds import Fold, FoldPlan
 from ..evaluation.progress import Progress
 from ..model.inference import Forecast
-from ..model.params import PRIOR_MEMBERS, member_count
+from ..model.params import PRIOR_MEMBERS
+from ..model.resolve import member_count
 
 __all__ = ["ClusterFolds", "cluster_folds", "fit_and_forecast"]
 

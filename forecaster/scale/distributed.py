@@ -38,7 +38,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..data.validation import clean_history, columns_and_roles
 from ..model.members import MemberTrainer, TrainingJob, _fit_member
-from ..model.params import resolve_device
+from ..model.resolve import resolve_device
 from ..model.training import TrainResult
 
 __all__ = ["fit_distributed", "shard_job", "rank_seed"]

@@ -15,20 +15,12 @@ from ..._version import __version__
 from ...data.features import static_width
 from ...data.frequency import calendar_features, normalise_freq
 from ...data.roles import CovariateRoles
-from ...partners.blend import FORMER_DEFAULT_WEIGHTS, PARTNERS
-from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, architecture, blend_weights, check_params, floor_rule
+from ...partners.blend import PARTNERS
+from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, blend_weights
+from ..resolve import architecture, floor_rule
 from ..state import FittedState
 from .layout import CONFIG, HISTORY, Invalid
-
-# Parameters that files written before they existed lack, with the value those models were fitted with.
-PARAM_DEFAULTS = {
-    "seasonal_profile": False,
-    "trend_line": False,
-    "theta_weight": 0.0,
-    "holt_winters_weight": 0.0,
-    "attention_values": "states",
-    "nonnegative": False,
-}
+from .migration import PARAM_DEFAULTS, check_as_written
 
 
 def estimator_from_params(cls, params: dict[str, Any]):
@@ -39,9 +31,9 @@ def estimator_from_params(cls, params: dict[str, Any]):
 
 
 def complete_params(params: dict[str, Any]) -> dict[str, Any]:
-    """The file's parameters completed as :func:`estimator_from_params` completes them (the defaults of files that
-    predate a parameter, then the estimator's defaults from the parameter table), refused unless ``check_params``
-    accepts them: a model file read without an estimator."""
+    """The file's parameters completed as :func:`estimator_from_params` completes them (the values of files that
+    predate a parameter, ``migration.PARAM_DEFAULTS``, then the estimator's defaults from the parameter table), refused
+    unless ``check_params`` accepts them: a model file read without an estimator."""
     _refuse_unknown(params, ("horizon",))
     complete = {**DEFAULTS, **PARAM_DEFAULTS, **params}
     return _checked(complete, complete)
@@ -61,9 +53,9 @@ def _checked(values: dict[str, Any], result):
     """``result`` once ``values`` pass ``check_params`` and name valid covariate roles (else :class:`Invalid`)."""
     try:
         # A model fitted on a GPU loads on a machine without one (it runs on the CPU), so availability is not checked.
-        # An unset weight counts as the versions that wrote model files counted it; the blend the file's forecasts
-        # resolve is checked against its recorded one (``_check_calibration``).
-        check_params({**values, "device": "cpu" if values["device"] == "cuda" else values["device"]}, FORMER_DEFAULT_WEIGHTS)
+        # An unset weight counts as the fits that wrote model files counted it (``migration``); the blend the file's
+        # forecasts resolve is checked against its recorded one (``_check_calibration``).
+        check_as_written({**values, "device": "cpu" if values["device"] == "cuda" else values["device"]})
         CovariateRoles.from_params(values)
     except (TypeError, ValueError) as error:
         raise Invalid(f"`params` in {CONFIG}: {error}") from None

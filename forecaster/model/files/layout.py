@@ -24,6 +24,10 @@ MAX_CONFIG_BYTES = 256 * 2**20
 MAX_MANIFEST_BYTES = 2**16
 
 
+class ModelFileError(ValueError):
+    """A model directory is missing, incomplete, tampered with or from an incompatible version."""
+
+
 class Invalid(Exception):
     """A part of a model file breaks the schema; ``load_model`` turns it into a ModelFileError naming the folder."""
 

@@ -20,9 +20,11 @@ from ..._version import __version__
 from ...data.features import allowed_dtype, from_typed, index_from_typed
 from ...data.scaling import SCALERS
 from ..attention import ATTENTIONS
-from ..calibration import MAX_FACTOR, TREATMENTS
+from ..calibration import TREATMENTS
+from ..intervals import MAX_FACTOR
 from ..network import NetworkConfig
-from ..params import CONSTRAINTS, FLOOR_RULES, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
+from ..params import CONSTRAINTS, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
+from ..resolve import FLOOR_RULES
 from ..state import INIT_PATHS, PLAN_BUDGETS, PLAN_STARTS
 from .layout import (
     CONFIG,
