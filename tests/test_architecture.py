@@ -155,8 +155,6 @@ def test_no_function_is_longer_than_the_limit(limit):
 
 # Lines a module may hold, and the estimator (which checks, plans, runs and holds a fit; everything else is model/'s).
 MODULE_LINES, ESTIMATOR_LINES = 400, 350
-# Modules over the bound that are being split elsewhere; each leaves this list when its split lands.
-STILL_LONG = {"forecaster/plots.py", "forecaster/evaluation/report.py", "forecaster/data/panel.py"}
 
 
 def test_every_module_is_short():
@@ -165,14 +163,9 @@ def test_every_module_is_short():
         name = path.relative_to(PACKAGE.parent).as_posix()
         limit = ESTIMATOR_LINES if name == "forecaster/estimator.py" else MODULE_LINES
         lines = len(path.read_text().splitlines())
-        if lines > limit and name not in STILL_LONG:
+        if lines > limit:
             long.append(f"{name}: {lines} lines (at most {limit})")
     assert not long, "\n".join(long)
-
-
-def test_the_modules_still_long_exist():
-    """An entry of ``STILL_LONG`` names a module of the package (a renamed or deleted one leaves the list)."""
-    assert all((PACKAGE.parent / name).is_file() for name in STILL_LONG)
 
 
 def test_importing_the_package_registers_the_dask_engines_without_importing_dask():

@@ -472,7 +472,7 @@ def test_auto_starts_small_panels_without_covariates_from_the_prior_and_everythi
 
 
 def test_a_fit_from_scratch_with_future_known_covariates_takes_at_least_200_steps():
-    """100 steps left the electricity study 7-9% behind (benchmarks/README.md); levels alone stay at the data's budget."""
+    """100 steps left the electricity study 7-9% behind (benchmarks/history/0.6.0.md); levels alone stay at the data's budget."""
     from forecaster.data.validation import clean_history
 
     small = quarterly(n=6, length=40)

@@ -16,7 +16,7 @@ STEP_CAP_WINDOWS = 250_000
 
 # The fewest steps of a fit from scratch, however few its windows: below it the network of a 4-series panel
 # had not learnt the level of its series (fpp3's aus_arrivals: MASE 1.67x AutoETS after 30 steps; validation suite,
-# benchmarks/README.md). A floor of 300 steps cost 8-15x AutoETS's time on the suite's small-panel draws.
+# benchmarks/history/0.4.0.md). A floor of 300 steps cost 8-15x AutoETS's time on the suite's small-panel draws.
 MIN_STEPS = 100
 
 
@@ -24,7 +24,7 @@ def default_max_steps(n_windows: int, batch_size: int) -> int:
     """Training steps used when `max_steps` is None: about two passes over the windows, ``MIN_STEPS`` at least.
 
     Two passes were chosen by rolling-origin validation on the Tourism quarterly training part (mean MASE 1.995,
-    1.970, 1.986 and 2.005 for 1, 2, 3 and 4 passes; benchmarks/README.md): more passes
+    1.970, 1.986 and 2.005 for 1, 2, 3 and 4 passes; benchmarks/history/rounds-01-06.md, fourth round): more passes
     overfit. M3 monthly hits the 1500-step cap at 1.8 passes. The cap is 1500 steps up to
     ``STEP_CAP_WINDOWS`` windows and grows as their square root beyond (9,500 steps for 10^7 windows,
     100,000 monthly series of 120 months), so a large panel is not seen a small fraction of a time;
@@ -36,7 +36,7 @@ def default_max_steps(n_windows: int, batch_size: int) -> int:
 
 
 # The fewest steps of a fit from scratch that learns future-known covariates: their effect takes more steps to learn
-# than a series' level. On the validation suite's covariate panels (benchmarks/README.md) 100 steps left the
+# than a series' level. On the validation suite's covariate panels (benchmarks/history/0.6.0.md) 100 steps left the
 # electricity study at MASE 0.955 (1.07x AutoETS), 200 gave 0.894 and 300 0.922; the synthetic promotions panel moved
 # 0.503 -> 0.506 -> 0.510; over the electricity study's 8 origins and seeds 0-2, 0.729 -> 0.662 -> 0.675. An
 # irrelevant random flag moves MASE by -0.9% at 200 steps (-0.4% at 100).
@@ -60,7 +60,7 @@ def warm_start_steps(n_windows: int, batch_size: int) -> int:
 
 # A fit that starts from the prior (``init="pretrained"``) moves from it gently: a hundredth of the learning rate
 # (chosen on the suite's small panels and Tourism quarterly: a third gave MASE 1.07x AutoETS against 1.02x zero-shot
-# in a probe; a thirtieth 0.970x small, 1.028x Tourism quarterly; a hundredth 0.962x and 1.011x; benchmarks/README.md),
+# in a probe; a thirtieth 0.970x small, 1.028x Tourism quarterly; a hundredth 0.962x and 1.011x; benchmarks/history/0.5.0.md),
 # a quarter of a full fit's steps (at least FINE_TUNE_MIN_STEPS), the held-out windows read FINE_TUNE_CHECKS times
 # from step 0 on, so that the prior itself (zero steps) is a candidate (docs/prior.md).
 FINE_TUNE_LEARNING_RATE_SHARE = 1 / 100
@@ -73,8 +73,8 @@ FINE_TUNE_PATIENCE = 3
 # Steps of a fit from the prior under ``init="auto"`` (``max_steps`` None): none. The prior is kept as it is and the
 # held-out windows choose the blend and calibrate the intervals. On the validation suite's small panels this scored
 # MASE 0.965x and WQL 0.924x AutoETS at 0.16x its time, against 0.962x and 0.924x at 2.49x with the fine-tune (a
-# one-member prior; with three, 0.945x at 0.19x against 0.943x at 6.3x, benchmarks/README.md, "the priors of three
-# seeds") (benchmarks/README.md, "The default: init='auto'"); ``init="pretrained"`` still fine-tunes.
+# one-member prior; with three, 0.945x at 0.19x against 0.943x at 6.3x, benchmarks/history/0.9.0.md, "the priors of three
+# seeds") (benchmarks/history/0.5.0.md, "The default: init='auto'"); ``init="pretrained"`` still fine-tunes.
 AUTO_PRIOR_STEPS = 0
 
 

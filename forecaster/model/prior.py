@@ -189,7 +189,7 @@ def check_served(params: dict) -> None:
 
 # The most rows beyond one horizon per series (about the training windows) for which init="auto" starts from the
 # prior. Chosen on the validation suite: its small panels (336 to 3,298) and M3 yearly (3,706) forecast better from the
-# prior, Tourism yearly (4,488), M3 other (7,757) and the larger panels better from scratch (benchmarks/README.md).
+# prior, Tourism yearly (4,488), M3 other (7,757) and the larger panels better from scratch (benchmarks/history/0.5.0.md).
 AUTO_PRIOR_MAX_ROWS = 4_000
 
 

@@ -2,7 +2,7 @@
 
 A fixed-weight combination of a global network with per-series statistical models is
 more accurate than either alone on the validation folds of M3 monthly and Tourism
-quarterly (benchmarks/README.md): the network is weakest in the first horizon steps,
+quarterly (benchmarks/history/rounds-07-13.md, seventh and eighth rounds): the network is weakest in the first horizon steps,
 where a local level fitted to the series' own history is strongest. Two partners, both
 fitted on all series at once: the Theta method (the model of statsforecast's ``Theta``,
 ``standard_theta.py``) and damped Holt-Winters exponential smoothing with a per-series
@@ -27,7 +27,7 @@ from .standard_theta import standard_theta_forecasts
 PARTNER_MIN_OBSERVATIONS = 4
 # Weights of the partners when ``theta_weight`` / ``holt_winters_weight`` are None: what a fit keeps unless its
 # held-out windows show a partner clearly hurting (``model.calibration.choose_blend``). Chosen on the validation suite
-# (benchmarks/README.md, "a t bar that knows how few the series are, and the partners at 0.25"): 0.25 each against
+# (benchmarks/history/0.10.0.md, "a t bar that knows how few the series are, and the partners at 0.25"): 0.25 each against
 # 0.15 moved the fourteen panels' MASE from 0.949x to 0.944x AutoETS and WQL from 0.918x to 0.913x; 0.35 did no better
 # on the small panels and worse on the large ones.
 DEFAULT_THETA_WEIGHT = 0.25
@@ -37,7 +37,7 @@ DEFAULT_HOLT_WINTERS_WEIGHT = 0.25
 COVARIATE_THETA_WEIGHT = 0.15
 COVARIATE_HOLT_WINTERS_WEIGHT = 0.15
 # Share of a partner's distribution in the quantile offsets from the median when the partner is
-# blended in (``mix_offsets``); chosen on the validation folds (benchmarks/README.md, twelfth round).
+# blended in (``mix_offsets``); chosen on the validation folds (benchmarks/history/rounds-07-13.md, twelfth round).
 SHAPE_WEIGHT = 0.5
 # A partner's offset counts at most this many times the network's (same level and step) in the mix: a
 # log-scale fit to a volatile history can put its upper quantiles at many times anything the series has seen.
@@ -167,7 +167,7 @@ def mix_offsets(
     distributions around the blended median, which stays where it is. The network's offsets come
     from one global model scaled by each window's history; the partner's follow the series' own
     one-step error and widen with the horizon as its smoothing implies. On the validation folds
-    the mix lowered WQL by 3% on Tourism and 1% on M3 (benchmarks/README.md, twelfth round).
+    the mix lowered WQL by 3% on Tourism and 1% on M3 (benchmarks/history/rounds-07-13.md, twelfth round).
     A partner's offset is bounded by ``MAX_PARTNER_OFFSET`` times the network's (same side of the
     median). Where no partner has an offset (NaN, or no weight), the network's are kept. Rows are
     mixed in blocks of ``MIX_ROWS``, so the partners' offsets never take more memory than a block.
