@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 # Seasons averaged into the seasonal profile: enough to average out noise, few enough to follow a
-# pattern that evolves (5 beat 10 on the Tourism validation folds and tied on M3; see benchmarks/history/rounds-01-06.md, fifth round).
+# pattern that evolves (5 beat 10 on the Tourism validation folds and tied on M3; see benchmarks/history/rounds-01-06.md,
+# fifth round).
 PROFILE_CYCLES = 5
 # Seasons over which the trend line's slope is measured: a long-run drift (4 did worse, 25 no better).
 TREND_CYCLES = 10
