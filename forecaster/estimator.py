@@ -69,8 +69,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
             see) unless held-out windows at the end of the training data show a partner clearly hurting (then 0;
             ``state_.calibration.blend``); none with future-known covariates and no held-out windows. Given weights, with
             0.25 for an unset one, must sum to at most 1 (with future-known covariates an unset one gets what is left).
-        max_steps: training steps; None derives them from the number of windows (0: see ``init``).
-        batch_size, learning_rate: optimiser settings.
+        max_steps: training steps; None derives them from the windows (0: see ``init``). batch_size, learning_rate.
         early_stopping: hold out every series' last horizon (and the origins calibration holds out) to pick the best
             step; None: on where the budget would pass over the windows over 6 times.
         refit_on_full: after early stopping, retrain on every window for the best step count.
@@ -89,6 +88,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         nonnegative: floor the median and every quantile at zero. None: each series whose observed history up to the
             origin is never negative (counts, sales, demand); True: every series; False: never. Quantiles stay
             ordered; the lift is its own part in ``explain(by="step")``. ``nonnegative_``: the rule the fit took.
+        closed_when: periods forecast at zero: "history" learns them (``model/closures.py``), or ``{column: values}``.
         id_col, time_col, target_col: column names of the long frame.
         n_models: ensemble members (seeds ``random_state + k``), forecasting their median (mean for observations).
             None: one per member of the prior a fit starts from (member k from its member k), else one; a warm start
@@ -137,6 +137,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         init: str = "auto",
         fill_gaps: bool = False,
         nonnegative: bool | None = None,
+        closed_when: str | dict | None = "history",
         id_col: str = "unique_id",
         time_col: str = "ds",
         target_col: str = "y",

@@ -108,6 +108,17 @@ class Account:
             None if self.floor is None else self.floor * keep,
         )
 
+    def closed(self, steps: np.ndarray) -> Account:
+        """The account with steps ``steps`` (bool, B x H) forecast as zero by a closure: every part there is zero."""
+        keep = ~steps
+        return Account(
+            self.points * keep[..., None],
+            self.baseline * keep,
+            self.covariates * keep,
+            self.partners * keep,
+            None if self.floor is None else self.floor * keep,
+        )
+
     def take(self, rows: slice | np.ndarray) -> Account:
         """The account of some windows."""
         floor = None if self.floor is None else self.floor[rows]

@@ -18,6 +18,7 @@ from ..data.features import FeatureSpec, fit_features
 from ..data.panel import Panel, padding_expected, refuse_short
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns
+from .closures import resolve_closures
 from .fitting import calibrated, network_config, training_job, with_blend_recorded
 from .inference import history_kept, model_panel
 from .members import MemberTrainer, TrainingJob, fit_members
@@ -145,5 +146,6 @@ def new_state(frame, tz, panel: Panel, features, plan: FitPlan, config, n_member
         init=plan.init,
         plan=plan.to_dict(),
         nonnegative=floor_rule(params),
+        closed_when=resolve_closures(params["closed_when"], frame, columns.target, CovariateRoles.from_params(params).future),
         **units,
     )

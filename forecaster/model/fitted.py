@@ -164,6 +164,7 @@ class FittedAttributes:
     season_length_ = _from_state("season_length", "Periods per season.")
     input_size_ = _from_state("input_size", "History periods the encoder reads.")
     nonnegative_ = _from_state("nonnegative", "Which forecasts are floored at zero (``resolve.FLOOR_RULES``).")
+    closed_when_ = _from_state("closed_when", "Future-covariate values forecast at zero (``model/closures.py``).")
     roles_ = _from_state("roles", "Covariate roles.")
     features_ = _from_state("features", "Covariate encoders.")
     quantiles_ = _from_state("quantiles", "Levels the network outputs (requested ones plus the median).")

@@ -29,6 +29,7 @@ from ..data.validation import Columns
 from ..data.windows import assemble, observed_cumsum
 from ..partners.blend import PARTNERS, blend_quantiles, mix_offsets, partner_distributions
 from .account import Account, network_account
+from .closures import closed_steps
 from .intervals import apply_factors
 from .network import Ensemble
 from .state import FittedState
@@ -235,7 +236,21 @@ def forecast_windows(
             values = np.where(constant[:, None, None], level[:, None, None], values)
             parts = None if parts is None else parts.constant(constant, level)
     values, parts = floored(values, parts, state, panel, series, origins)
+    values, parts = closed(values, parts, state, panel, series, origins)
     return Forecast(series, origins, values, attention, parts)
+
+
+def closed(values: np.ndarray, parts, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray):
+    """Quantiles (B, H, Q) at zero on the steps the fit's closures mark closed (``model.closures``), and the account
+    with every part of those steps at zero: the closure, not the history, made them."""
+    if not state.closed_when or len(series) == 0:
+        return values, parts
+    cols = origins[:, None] + np.arange(1, values.shape[1] + 1)[None, :]
+    shut = closed_steps(state.closed_when, panel.future_names, panel.future[series[:, None], cols], state.features.numeric)
+    if not shut.any():
+        return values, parts
+    values = np.where(shut[:, :, None], 0.0, values)
+    return values, None if parts is None else parts.closed(shut)
 
 
 def floored(values: np.ndarray, parts, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray):

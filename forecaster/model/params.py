@@ -21,6 +21,7 @@ import torch
 from ..data.scaling import LOSS_SCALES, SCALERS
 from ..partners.blend import PARTNERS
 from .attention import ATTENTIONS
+from .closures import LEARN, MAX_CLOSED_VALUES, closed_values
 
 # Bounds of the parameters that size what a fit allocates; a model file may ask ``load`` for no more
 # (``files.layout`` adds the bounds that only files have). Real models sit far inside them.
@@ -74,6 +75,20 @@ def _column_name(value: Any) -> bool:
     return isinstance(value, str) and value != ""
 
 
+def _closures(value: Any) -> bool:
+    """``closed_when``: None, "history", or {column name: a finite number or a list of up to 16 of them}."""
+    if value is None or (isinstance(value, str) and value == LEARN):
+        return True
+    if not isinstance(value, Mapping) or not value:
+        return False
+    finite = _number_in(-np.inf, np.inf)
+    for name, values in value.items():
+        values = closed_values(values)
+        if not _column_name(name) or not values or len(values) > MAX_CLOSED_VALUES or not all(map(finite, values)):
+            return False
+    return True
+
+
 def _positive_number(value: Any) -> bool:
     return _number_in(0.0, np.inf)(value) and float(value) > 0.0
 
@@ -121,6 +136,11 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "init": (_one_of(*INITS), f"one of {INITS}"),
     "fill_gaps": (_flag, "True or False"),
     "nonnegative": (_optional(_flag), "True, False or None (each series whose history is never negative)"),
+    "closed_when": (
+        _closures,
+        f"'{LEARN}' (learnt from the history), None (no closed periods) or {{future covariate: a number or a list "
+        f"of up to {MAX_CLOSED_VALUES}}}",
+    ),
     "id_col": (_column_name, "a column name"),
     "time_col": (_column_name, "a column name"),
     "target_col": (_column_name, "a column name"),
@@ -199,6 +219,7 @@ DEFAULTS: dict[str, Any] = {
     "init": "auto",
     "fill_gaps": False,
     "nonnegative": None,
+    "closed_when": LEARN,
     "id_col": "unique_id",
     "time_col": "ds",
     "target_col": "y",

@@ -53,6 +53,8 @@ class FittedState:
             before fits recorded it.
         nonnegative: which forecasts are floored at zero (``resolve.FLOOR_RULES``); "none" for a file written before
             fits recorded it, so that it forecasts as it did.
+        closed_when: each future-known covariate's values that mark closed periods, forecast as zero
+            (``model.closures``); empty for none, and for a file written before fits recorded closures.
         plan: the fit's resolved plan (``forecaster.model.plan.FitPlan.to_dict``); None for a file written before fits
             recorded it, and for a prior written by ``forecaster.pretraining``.
     """
@@ -77,6 +79,7 @@ class FittedState:
     init: str | None = None
     plan: dict[str, Any] | None = field(default=None, repr=False)
     nonnegative: str = "none"
+    closed_when: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def median_index(self) -> int:
@@ -111,6 +114,7 @@ class FittedState:
             "init": self.init,
             "plan": self.plan,
             "nonnegative": self.nonnegative,
+            "closed_when": {name: list(values) for name, values in self.closed_when.items()},
         }
 
     @classmethod
@@ -141,4 +145,5 @@ class FittedState:
             init=fitted["init"],
             plan=fitted["plan"],
             nonnegative=fitted["nonnegative"],
+            closed_when={name: [float(v) for v in values] for name, values in fitted["closed_when"].items()},
         )

@@ -21,6 +21,7 @@ from ...data.features import allowed_dtype, from_typed, index_from_typed
 from ...data.scaling import SCALERS
 from ..attention import ATTENTIONS
 from ..calibration import TREATMENTS
+from ..closures import MAX_CLOSED_VALUES
 from ..intervals import MAX_FACTOR
 from ..network import NetworkConfig
 from ..params import CONSTRAINTS, MAX_HIDDEN, MAX_LAYERS, MAX_MEMBERS, MAX_QUANTILES, MAX_STEPS
@@ -156,8 +157,13 @@ def sha256(value: Any, where: str) -> None:
 
 
 def param_value(value: Any, where: str) -> None:
-    """A parameter in JSON: a scalar, null or a list of scalars (``check_params`` then applies its own table)."""
-    if isinstance(value, list):
+    """A parameter in JSON: a scalar, null, a list of scalars, or (``closed_when`` only) a mapping of names to
+    either; ``check_params`` then applies its own table."""
+    if isinstance(value, dict) and where.endswith(".closed_when"):
+        for key, element in value.items():
+            text()(key, join(where, "keys"))
+            param_value([element] if not isinstance(element, list) else element, join(where, key))
+    elif isinstance(value, list):
         for i, element in enumerate(value):
             scalar(element, f"{where}[{i}]")
     elif value is not None:
@@ -320,6 +326,7 @@ def config_schema(version: int) -> Check:
             "init": (nullable(text(*INIT_PATHS)), False),
             "plan": (nullable(plan_schema()), False),
             "nonnegative": (text(*FLOOR_RULES), False),
+            "closed_when": (mapping(list_of(real(), MAX_CLOSED_VALUES), MAX_FEATURES), False),
         }
     )
     top: dict[str, tuple[Check, bool]] = {

@@ -1,0 +1,112 @@
+"""Closed periods: values of a future-known covariate on which the target is zero, so the forecast there is zero.
+
+A shop's ``open`` flag, a depot's holiday or a line's maintenance day says in advance that nothing will be sold,
+carried or admitted. The network learns such a value only as far as its few occurrences let it (25 December comes
+once a year), and the statistical partners, which cannot see covariates, forecast those periods as open. A fit
+therefore resolves, once, which covariate values mark closed periods (``closed_when``), and every forecast step
+whose future-known covariates take one of them is forecast as zero at every level, after the blend, the interval
+factors and the floor at zero.
+
+The rule a fit learns (``closed_when="history"``): a value of a future-known covariate closes a period when every
+observed target on that value, over every series of the fit's history, is exactly zero, on at least
+``MIN_CLOSED_ROWS`` rows, and on so many that zeros elsewhere in the history would put that many together by
+chance with odds under ``CHANCE_ODDS``. A panel with few zeros learns a closure from a handful of closed days; a
+panel of intermittent series, where zeros are the rule, needs many more before a value counts. Only the history a
+fit is given decides, so a backtest fold learns it from data up to its origin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+# The fewest observed rows on a value before it can mark closed periods, whatever the zeros elsewhere.
+MIN_CLOSED_ROWS = 3
+# The most likely that the zeros on a value came together by chance, given how often the target is zero elsewhere
+# (``p ** rows``), for the value to mark closed periods.
+CHANCE_ODDS = 1e-3
+# Values a declared or learnt closure keeps per covariate (a flag has one; a covariate with more is not a flag).
+MAX_CLOSED_VALUES = 16
+# "history": learn the closures from the fit's history; None: none.
+LEARN = "history"
+
+
+def learn_closures(frame: pd.DataFrame, target: str, future: Sequence[str]) -> dict[str, list[float]]:
+    """Each future-known covariate's values that mark closed periods in ``frame`` (see the module's rule).
+
+    ``frame``: the validated training frame (one row per series and period, NaN where the target is missing).
+    Returns {covariate: sorted values}, only the covariates with at least one; empty where none.
+    """
+    y = frame[target].to_numpy(dtype=np.float64)
+    observed = np.isfinite(y)
+    zero = observed & (y == 0)
+    closures: dict[str, list[float]] = {}
+    for name in future:  # a handful of covariates; each one grouped in one pass
+        if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
+            continue  # categories are encoded, not scaled: a closure is a numeric flag or code
+        x = frame[name].to_numpy(dtype=np.float64)
+        rows = observed & np.isfinite(x)
+        if not rows.any():
+            continue
+        values, at = np.unique(x[rows], return_inverse=True)
+        count = np.bincount(at, minlength=len(values))
+        zeros = np.bincount(at, weights=zero[rows], minlength=len(values))
+        elsewhere_rows = rows.sum() - count
+        elsewhere_zeros = zero[rows].sum() - zeros
+        # The chance of a zero elsewhere, with one zero and one non-zero added so that a history without zeros
+        # elsewhere still needs several rows on the value.
+        chance = (elsewhere_zeros + 1) / (elsewhere_rows + 2)
+        closing = (zeros == count) & (count >= MIN_CLOSED_ROWS) & (count * np.log(chance) < np.log(CHANCE_ODDS))
+        if closing.any() and closing.sum() <= MAX_CLOSED_VALUES:
+            closures[name] = [float(v) for v in values[closing]]
+    return closures
+
+
+def resolve_closures(value: Any, frame: pd.DataFrame, target: str, future: Sequence[str]) -> dict[str, list[float]]:
+    """``closed_when`` resolved for a fit on ``frame``: learnt (``"history"``), none (None), or as declared.
+
+    Raises:
+        ValueError: a declared closure names a column that is not a future-known covariate, or a value that is not
+            a number.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return learn_closures(frame, target, future)
+    declared: dict[str, list[float]] = {}
+    for name, values in value.items():
+        if name not in future:
+            raise ValueError(
+                f"`closed_when` names {name!r}, which is not a future-known covariate (`future_covariates` is "
+                f"{list(future)}): a closure must be known when the forecast is made."
+            )
+        if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
+            raise ValueError(f"`closed_when` names {name!r}, which is not numeric: a closure is a numeric flag or code.")
+        declared[name] = sorted(float(v) for v in closed_values(values))
+    return declared
+
+
+def closed_values(values: Any) -> list[Any]:
+    """The values of one declared closure: a number or a list of numbers."""
+    return list(values) if isinstance(values, list | tuple) else [values]
+
+
+def closed_steps(closures: Mapping[str, Sequence[float]], future_names: Sequence[str], future: np.ndarray, scaling) -> np.ndarray:
+    """(B, H) which forecast steps are closed: any closure's covariate at one of its values.
+
+    ``future``: the windows' standardised future-known covariates (B, H, Cf) in the order of ``future_names``;
+    ``scaling``: the fit's ``FeatureSpec.numeric`` (each covariate's mean and standard deviation), which turns each
+    value into the units of ``future``.
+    """
+    closed = np.zeros(future.shape[:2], dtype=bool)
+    for name, values in closures.items():
+        if name not in future_names or name not in scaling:
+            continue
+        column = future[:, :, future_names.index(name)].astype(np.float64)
+        for value in values:  # a flag's one value, a few at most
+            standard = (value - scaling[name].mean) / scaling[name].std
+            closed |= np.abs(column - standard) <= 1e-5 * max(1.0, abs(standard))
+    return closed

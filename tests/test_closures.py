@@ -1,0 +1,118 @@
+"""Closed periods forecast at zero (``closed_when``): a future-known covariate value on which the target was always
+zero closes the forecast steps that carry it, at every level, with an account that adds up; learnt from the fit's
+history only, declared, or off; saved with the model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import fast_model
+
+from forecaster import Seq2SeqForecaster, backtest
+from forecaster.model.closures import learn_closures
+
+QUANTILE_COLUMNS = ["y_hat", *(f"y_hat_q{q}" for q in range(10, 100, 10))]
+HORIZON = 7
+
+
+def _shops(n_series: int = 6, days: int = 140, seed: int = 0) -> pd.DataFrame:
+    """Daily sales of shops shut on Sundays (``open`` 0, sales 0), with a random ``promo`` flag that closes nothing."""
+    rng = np.random.default_rng(seed)
+    ds = pd.date_range("2024-01-01", periods=days + HORIZON, freq="D")
+    frames = []
+    for i in range(n_series):
+        is_open = (ds.dayofweek != 6).astype(float)
+        sales = is_open * np.maximum(0, 50 + 10 * i + rng.normal(0, 5, len(ds))).round()
+        promo = rng.integers(0, 2, len(ds)).astype(float)
+        frames.append(pd.DataFrame({"unique_id": f"s{i}", "ds": ds, "y": sales, "open": is_open, "promo": promo}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _model(**params) -> Seq2SeqForecaster:
+    return fast_model(horizon=HORIZON, future_covariates=["open", "promo"], **params)
+
+
+@pytest.fixture(scope="module")
+def panel():
+    df = _shops()
+    last = df["ds"].max() - pd.Timedelta(days=HORIZON)
+    return df[df["ds"] <= last].reset_index(drop=True), df[df["ds"] > last].drop(columns="y").reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def fits(panel):
+    history, future = panel
+    return _model().fit(history), _model(closed_when=None).fit(history)
+
+
+def test_a_value_on_which_the_target_was_always_zero_closes_its_steps_at_every_level(panel, fits):
+    history, future = panel
+    learnt, off = fits
+    assert learnt.closed_when_ == {"open": [0.0]} and off.closed_when_ == {}
+    forecast = learnt.predict(future_df=future)
+    shut = forecast.merge(future, on=["unique_id", "ds"])["open"].to_numpy() == 0
+    assert shut.any() and not shut.all()
+    free = off.predict(future_df=future)
+    assert (free.loc[shut, "y_hat_q90"] > 0).any()  # without the rule the closed days get sales
+    assert (forecast.loc[shut, QUANTILE_COLUMNS].to_numpy() == 0).all()
+    np.testing.assert_array_equal(forecast.loc[~shut, QUANTILE_COLUMNS], free.loc[~shut, QUANTILE_COLUMNS])
+
+
+def test_the_account_of_a_closed_step_is_zero_and_still_adds_up(panel, fits):
+    history, future = panel
+    learnt, _ = fits
+    steps = learnt.explain(future_df=future, by="step")
+    parts = list(steps.attrs["parts"])
+    forecast = learnt.predict(future_df=future)
+    merged = steps.merge(forecast[["unique_id", "ds", "y_hat"]], on=["unique_id", "ds"], suffixes=("", "_forecast"))
+    np.testing.assert_allclose(merged[parts].sum(axis=1), merged["y_hat_forecast"], atol=1e-4)
+    shut = merged.merge(future, on=["unique_id", "ds"])["open"].to_numpy() == 0
+    assert (merged.loc[shut, parts].to_numpy() == 0).all()
+
+
+def test_a_flag_with_sales_on_both_values_and_rare_zeros_close_nothing():
+    df = _shops()
+    assert learn_closures(df, "y", ["promo"]) == {}
+    sparse = df.assign(y=np.where(np.random.default_rng(1).random(len(df)) < 0.5, 0.0, df["y"]), rare=0.0)
+    sparse.loc[sparse.index[:4], ["rare", "y"]] = [1.0, 0.0]  # four zeros where half the rows are zero: chance
+    assert "rare" not in learn_closures(sparse, "y", ["rare"])
+    many = sparse.copy()
+    many.loc[many.index[:40], ["rare", "y"]] = [1.0, 0.0]  # forty in a row are not
+    assert learn_closures(many, "y", ["rare"]) == {"rare": [1.0]}
+
+
+def test_declared_closures_are_taken_and_a_non_future_column_is_refused(panel):
+    history, future = panel
+    declared = _model(closed_when={"promo": 1}).fit(history)
+    assert declared.closed_when_ == {"promo": [1.0]}
+    forecast = declared.predict(future_df=future)
+    promo = forecast.merge(future, on=["unique_id", "ds"])["promo"].to_numpy() == 1
+    assert (forecast.loc[promo, "y_hat_q90"] == 0).all() and (forecast.loc[~promo, "y_hat_q90"] > 0).any()
+    with pytest.raises(ValueError, match="'price'.*not a future-known covariate"):
+        _model(closed_when={"price": 0}).fit(history)
+    with pytest.raises(ValueError, match="closed_when"):
+        _model(closed_when="sometimes").fit(history)
+
+
+def test_the_closures_are_saved_with_the_model(panel, fits, tmp_path):
+    history, future = panel
+    learnt, _ = fits
+    learnt.save(tmp_path / "model")
+    loaded = Seq2SeqForecaster.load(tmp_path / "model")
+    assert loaded.closed_when_ == {"open": [0.0]}
+    pd.testing.assert_frame_equal(loaded.predict(future_df=future), learnt.predict(future_df=future))
+
+
+def test_a_backtest_learns_the_closures_from_data_up_to_each_origin():
+    df = _shops(n_series=3, days=120)
+    kwargs = dict(n_windows=2, refit=True, baselines=(), progress=False)
+    plain = backtest(_model(), df, **kwargs).forecasts
+    last_origin = plain["cutoff"].max()
+    # Sales on the Sundays after the last origin: a rule learnt from them would close nothing.
+    reopened = df.assign(y=np.where((df["ds"] > last_origin) & (df["open"] == 0), 5.0, df["y"]))
+    forecasts = backtest(_model(), reopened, **kwargs).forecasts
+    columns = ["seq2seq", *(f"seq2seq_q{q}" for q in range(10, 100, 10))]
+    shut = forecasts.merge(df[["unique_id", "ds", "open"]], on=["unique_id", "ds"])["open"].to_numpy() == 0
+    assert shut.any() and (forecasts.loc[shut, columns].to_numpy() == 0).all()
+    np.testing.assert_array_equal(forecasts[columns], plain[columns])  # nothing after a cutoff moved its fold
