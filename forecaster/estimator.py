@@ -56,19 +56,20 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
             weighted average of the observations, each moved to the target by the long-run seasonal profile and trend
             line, plus a history-free effect of step, calendar, statics and covariates (weight x value: a point's share).
         hidden_size, num_layers, cell, dropout: network size (``cell`` is ``"gru"`` or ``"lstm"``).
-        linear_skip: a linear map from the scaled history to every step; None: on with state values, off with
-            observation values (the trend line moves observations to the target instead).
+        linear_skip: a linear map from the scaled history to every step (None: on with state values, off with observations).
         scaler: per-window target scaling, ``"standard"``, ``"robust"`` or ``"meanabs"``.
         loss_scale: ``"seasonal_naive"`` (errors over each series' MASE scale up to the origin, so training weighs
             series as MASE does) or ``"window"`` (window-scaled units).
         log_target: model ``log(1 + y)``; quantiles are mapped back exactly by ``expm1``.
-        seasonal_profile, trend_line: feed the long-run seasonal profile (5 seasons before the origin) and trend
-            line (None: where a season spans a year or more).
+        seasonal_profile, trend_line: long-run seasonal profile (5 seasons) and trend line inputs (None: where a season
+            spans a year or more).
         theta_weight, holt_winters_weight: weights of the Theta method and damped Holt-Winters, fitted per series on the
             history up to the origin. None: 0.25 each (0.15 with future-known covariates, which the partners cannot
             see) unless held-out windows at the end of the training data show a partner clearly hurting (then 0;
             ``state_.calibration.blend``); none with future-known covariates and no held-out windows. Given weights, with
             0.25 for an unset one, must sum to at most 1 (with future-known covariates an unset one gets what is left).
+        weekly_partners: data finer than a day: partners take the week as season where it forecast better over the last
+            4 weeks (``partners/season.py``). None: up to 15-minute data; ``partner_week_``: the week allowed (0: none).
         max_steps: training steps; None derives them from the windows (0: see ``init``). batch_size, learning_rate.
         early_stopping: hold out every series' last horizon (and the origins calibration holds out) to pick the best
             step; None: on where the budget would pass over the windows over 6 times.
@@ -82,20 +83,18 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
             its blend and intervals); else random weights. ``"scratch"``: random weights. ``"pretrained"``: the prior,
             fine-tuned at a hundredth of the learning rate for a quarter of the steps, scored from step 0 (the prior
             may win); new covariates start at zero weights and the full rate; the architecture must be the prior's
-            (``input_size`` None: its), and ``max_steps=0`` keeps it as it is (:meth:`from_pretrained`). ``init_``: how
-            the last fit started.
-        fill_gaps: accept missing periods and mask them instead of raising.
-        nonnegative: floor the median and every quantile at zero. None: each series whose observed history up to the
-            origin is never negative (counts, sales, demand); True: every series; False: never. Quantiles stay
-            ordered; the lift is its own part in ``explain(by="step")``. ``nonnegative_``: the rule the fit took.
+            (``input_size`` None: its), ``max_steps=0`` keeps it as it is (:meth:`from_pretrained`). ``init_``: the start.
+        nonnegative: floor the median and every quantile at zero. None: each series whose history up to the origin is
+            never negative; True: every series; False: never. Quantiles stay ordered; the lift is its own part in
+            ``explain(by="step")``. ``nonnegative_``: the rule the fit took.
         closed_when: periods forecast at zero: "history" learns them (``model/closures.py``), or ``{column: values}``.
-        id_col, time_col, target_col: column names of the long frame.
+        fill_gaps: accept missing periods and mask them instead of raising. id_col, time_col, target_col: column names.
         n_models: ensemble members (seeds ``random_state + k``), forecasting their median (mean for observations).
             None: one per member of the prior a fit starts from (member k from its member k), else one; a warm start
             keeps its count. Without training steps more than the prior's three only repeat members.
         n_jobs, device, num_threads: worker processes training members in parallel (one torch thread each); ``"auto"``
             (CUDA when available), ``"cpu"`` or ``"cuda"``; torch CPU threads during fit/predict (None: torch's).
-        progress, random_state: a progress bar while training; the seed (the same one gives identical forecasts on CPU).
+        progress, random_state: a progress bar while training; the seed (the same gives identical forecasts on CPU).
 
     Fitted attributes: ``state_`` (:class:`~forecaster.model.state.FittedState`), ``network_``, ``train_results_``,
     ``fit_plan_`` and shortcuts to the state (``freq_``, ``history_``, ...); :meth:`fitted` hands them out together
@@ -128,6 +127,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         trend_line: bool | None = None,
         theta_weight: float | None = None,
         holt_winters_weight: float | None = None,
+        weekly_partners: bool | None = None,
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,

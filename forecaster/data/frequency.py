@@ -128,6 +128,12 @@ def seasons_for(offset: pd.DateOffset, season_length: int | None = None) -> tupl
     return (season,)
 
 
+def periods_per_week(offset: pd.DateOffset, season_length: int) -> int:
+    """Periods in a week of data finer than a day whose season is the day (:func:`season_length_for`); else 0."""
+    sub_daily = isinstance(offset, Tick) and offset.nanos and abs(offset.nanos) < _DAY_NANOS
+    return 7 * season_length if sub_daily and season_length > 1 and season_length == season_length_for(offset) else 0
+
+
 def season_spans_a_year(offset: pd.DateOffset, season_length: int) -> bool:
     """Whether ``season_length`` periods of ``offset`` cover about a year or more (yearly to weekly data)."""
     start = pd.Timestamp("2001-01-01")

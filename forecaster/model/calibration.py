@@ -218,13 +218,15 @@ def calibrate(
     history: int,
     fixed: Mapping[str, float | None],
     defaults: Mapping[str, float] | None = None,
+    partner_week: int = 0,
 ) -> Calibration:
     """Choose the blend and the offset factors from the network's forecasts of the held-out windows.
 
     ``network_quantiles`` (B, H, Q) are the network's forecasts (target units) of windows
     (``series``, ``origins``); ``target`` (N, W) the panel's targets in target units;
     ``fixed`` maps each partner to its explicit weight or None (choose it); ``defaults`` the weights a chosen one
-    keeps unless clearly beaten (``partners.blend.default_weights``).
+    keeps unless clearly beaten (``partners.blend.default_weights``); ``partner_week`` the periods per week that
+    partners may take as their season (``partners.season``; 0: none).
     """
     horizon = network_quantiles.shape[1]
     cols = origins[:, None] + np.arange(1, horizon + 1)[None, :]
@@ -234,7 +236,9 @@ def calibrate(
     median = network_quantiles[:, :, median_index]
     active = [name for name in PARTNERS if fixed.get(name) is None or fixed[name] > 0.0]
     fits = [PARTNERS[n].fit for n in active]
-    partners = partner_distributions(fits, target, panel.first_col, origins, horizon, season_length, history, series=series)
+    partners = partner_distributions(
+        fits, target, panel.first_col, origins, horizon, season_length, history, series=series, week=partner_week
+    )
     means = [p.mean for p in partners]
     blend = {name: 0.0 for name in PARTNERS}
     if active:

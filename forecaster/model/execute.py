@@ -139,7 +139,9 @@ def new_state(frame, tz, panel: Panel, features, plan: FitPlan, config, n_member
         network=config,
         n_members=n_members,
         tz=tz,
-        history=by_series.tail(history_kept(units["input_size"], panel.decomposition)).reset_index(drop=True),
+        history=by_series.tail(history_kept(units["input_size"], panel.decomposition, units["partner_week"])).reset_index(
+            drop=True
+        ),
         training_end=by_series[columns.time].max(),
         scaler=params["scaler"],
         warm_starts=plan.warm_starts,

@@ -156,6 +156,7 @@ def calibrated(
         history_kept(state.input_size, panel.decomposition),
         explicit_blend_weights(params),
         default_weights(has_future_covariates(params)),
+        partner_week=state.partner_week,
     )
     return replace(state, calibration=calibration)
 

@@ -28,6 +28,7 @@ from ..data.roles import CovariateRoles
 from ..data.validation import Columns
 from ..data.windows import assemble, observed_cumsum
 from ..partners.blend import PARTNERS, blend_quantiles, mix_offsets, partner_distributions
+from ..partners.season import partner_history
 from .account import Account, network_account
 from .closures import closed_steps
 from .intervals import apply_factors
@@ -62,9 +63,11 @@ def torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def history_kept(input_size: int, decomposition: DecompositionTable | None) -> int:
-    """Periods per series up to an origin that a forecast reads: the encoder window and what the decomposition reads."""
-    return input_size if decomposition is None else max(input_size, history_needed(decomposition))
+def history_kept(input_size: int, decomposition: DecompositionTable | None, partner_week: int = 0) -> int:
+    """Periods per series up to an origin that a forecast reads: the encoder window, what the decomposition reads and
+    what weekly partners read (``partners.season``)."""
+    kept = input_size if decomposition is None else max(input_size, history_needed(decomposition))
+    return max(kept, partner_history(partner_week))
 
 
 def model_panel(
@@ -181,6 +184,7 @@ def blend_partners(
         state.season_length,
         history,
         series=series,
+        week=state.partner_week,
     )
     partners = [p.mean for p in distributions]
     blended = blend_quantiles(values, partners, list(active.values()), state.median_index)

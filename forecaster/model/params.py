@@ -124,6 +124,7 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "trend_line": (_optional(_flag), "True, False or None"),
     "theta_weight": (_optional(_number_in(0.0, 1.0)), "a number in [0, 1] or None"),
     "holt_winters_weight": (_optional(_number_in(0.0, 1.0)), "a number in [0, 1] or None"),
+    "weekly_partners": (_optional(_flag), "True, False or None (data finer than a day, up to 15-minute periods)"),
     "max_steps": (
         _optional(lambda v: not isinstance(v, bool) and isinstance(v, numbers.Integral) and v >= 0),
         "a positive integer, 0 (with init='pretrained': the prior as it is) or None",
@@ -210,6 +211,7 @@ DEFAULTS: dict[str, Any] = {
     "trend_line": None,
     "theta_weight": None,
     "holt_winters_weight": None,
+    "weekly_partners": None,
     "max_steps": None,
     "batch_size": 128,
     "learning_rate": 0.003,

@@ -13,13 +13,18 @@ from typing import Any
 import pandas as pd
 import torch
 
-from ..data.frequency import season_length_for, season_spans_a_year
+from ..data.frequency import periods_per_week, season_length_for, season_spans_a_year
+
+# The longest week (in periods) that the partners take as a season by default (``weekly_partners=None``): 15-minute
+# data. A weekly partner reads four weeks of history per window; finer data can ask for it (True).
+MAX_DEFAULT_PARTNER_WEEK = 7 * 96
 
 
 def resolve_units(params: Mapping[str, Any], offset: pd.DateOffset) -> dict[str, Any]:
     """Window length, season and target units of a fit, with the data-driven defaults resolved.
 
-    ``trend_line=None`` turns the trend line on where a season spans a year or more.
+    ``trend_line=None`` turns the trend line on where a season spans a year or more; ``partner_week`` is
+    :func:`partner_week`.
     """
     season = int(params["season_length"] or season_length_for(offset))
     trend = params["trend_line"]
@@ -29,7 +34,28 @@ def resolve_units(params: Mapping[str, Any], offset: pd.DateOffset) -> dict[str,
         "log_target": bool(params["log_target"]),
         "seasonal_profile": bool(params["seasonal_profile"]),
         "trend_line": season_spans_a_year(offset, season) if trend is None else bool(trend),
+        "partner_week": partner_week(params.get("weekly_partners"), offset, season),
     }
+
+
+def partner_week(weekly_partners: bool | None, offset: pd.DateOffset, season: int) -> int:
+    """Periods per week that each series' partners may take as their season (``partners.season``; 0: never).
+
+    None: the week of data finer than a day whose season is the day, up to ``MAX_DEFAULT_PARTNER_WEEK`` periods;
+    True: that week at any such frequency; False: none.
+
+    Raises:
+        ValueError: ``weekly_partners=True`` on data without such a week.
+    """
+    week = periods_per_week(offset, season)
+    if weekly_partners is None:
+        return week if week <= MAX_DEFAULT_PARTNER_WEEK else 0
+    if weekly_partners and not week:
+        raise ValueError(
+            f"weekly_partners=True needs data finer than a day whose season is the day; got freq={offset.freqstr!r} "
+            f"with season_length={season}. Leave it None, or set it False."
+        )
+    return week if weekly_partners else 0
 
 
 def linear_skip(params: Mapping[str, Any]) -> bool:

@@ -53,6 +53,8 @@ class FittedState:
             before fits recorded it.
         nonnegative: which forecasts are floored at zero (``resolve.FLOOR_RULES``); "none" for a file written before
             fits recorded it, so that it forecasts as it did.
+        partner_week: periods per week that each series' partners take as their season where the week forecasts
+            better (``partners.season``); 0 for none, and for a file written before fits recorded it.
         closed_when: each future-known covariate's values that mark closed periods, forecast as zero
             (``model.closures``); empty for none, and for a file written before fits recorded closures.
         plan: the fit's resolved plan (``forecaster.model.plan.FitPlan.to_dict``); None for a file written before fits
@@ -80,6 +82,7 @@ class FittedState:
     plan: dict[str, Any] | None = field(default=None, repr=False)
     nonnegative: str = "none"
     closed_when: dict[str, list[float]] = field(default_factory=dict)
+    partner_week: int = 0
 
     @property
     def median_index(self) -> int:
@@ -115,6 +118,7 @@ class FittedState:
             "plan": self.plan,
             "nonnegative": self.nonnegative,
             "closed_when": {name: list(values) for name, values in self.closed_when.items()},
+            "partner_week": self.partner_week,
         }
 
     @classmethod
@@ -146,4 +150,5 @@ class FittedState:
             plan=fitted["plan"],
             nonnegative=fitted["nonnegative"],
             closed_when={name: [float(v) for v in values] for name, values in fitted["closed_when"].items()},
+            partner_week=int(fitted["partner_week"]),
         )

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .distribution import PartnerDistribution
 from .holt_winters import holt_winters_distribution
+from .season import partner_history, prefers_week
 from .standard_theta import standard_theta_forecasts
 
 # The Theta method needs more observations than its three burn-in periods (statsforecast refuses fewer).
@@ -88,8 +89,13 @@ def partner_distributions(
     season_length: int,
     history: int,
     series: np.ndarray | None = None,
+    week: int = 0,
 ) -> list[PartnerForecast]:
     """Forecasts of each of ``fits``, and distributions where a fit has them, from the last ``history`` periods to each origin.
+
+    With ``week`` (periods per week, data finer than a day), the windows whose history prefers the week
+    (``partners.season``) are fitted with it as their season, on their last ``PARTNER_WEEKS`` weeks; the others as
+    without it.
 
     Each ``fit(left_aligned, lengths, horizon, season_length)`` is ``standard_theta_forecasts``
     or ``holt_winters_distribution``; the history is prepared once for all of them. A fit that
@@ -102,8 +108,19 @@ def partner_distributions(
     so the caller can fall back to the network alone for them.
     """
     series = np.arange(y.shape[0]) if series is None else np.asarray(series)
-    outs = [PartnerForecast(np.full((len(series), horizon), np.nan), None) for _ in fits]
     origins = np.broadcast_to(np.asarray(origins), series.shape)
+    if week > 0 and len(origins) > 0:
+        weekly = prefers_week(y, first_col, series, origins, season_length, week)
+        if weekly.any():
+            parts = [
+                (rows, partner_distributions(fits, y, first_col, origins[rows], horizon, m, span, series[rows]))
+                for rows, m, span in (
+                    (np.flatnonzero(~weekly), season_length, history),
+                    (np.flatnonzero(weekly), week, max(history, partner_history(week))),
+                )
+            ]
+            return [_stacked([(rows, out[k]) for rows, out in parts], len(series)) for k in range(len(fits))]
+    outs = [PartnerForecast(np.full((len(series), horizon), np.nan), None) for _ in fits]
     if len(origins) == 0:
         return outs
     history = int(min(history, origins.max() + 1))
@@ -134,6 +151,19 @@ def partner_distributions(
             log[usable] = result.log
             outs[k] = outs[k]._replace(distribution=PartnerDistribution(outs[k].mean, spread, log))
     return outs
+
+
+def _stacked(parts: Sequence[tuple[np.ndarray, PartnerForecast]], n: int) -> PartnerForecast:
+    """One partner's forecasts of ``n`` windows, from forecasts of disjoint subsets of them (their row indexes)."""
+    horizon = parts[0][1].mean.shape[1]
+    mean = np.full((n, horizon), np.nan)
+    shaped = any(part.distribution is not None for _, part in parts)
+    spread, log = np.full((n, horizon), np.nan), np.zeros(n, dtype=bool)
+    for rows, part in parts:
+        mean[rows] = part.mean
+        if part.distribution is not None:
+            spread[rows], log[rows] = part.distribution.spread, part.distribution.log
+    return PartnerForecast(mean, PartnerDistribution(mean, spread, log) if shaped else None)
 
 
 def blend_quantiles(

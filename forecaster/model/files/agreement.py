@@ -17,7 +17,7 @@ from ...data.frequency import calendar_features, normalise_freq
 from ...data.roles import CovariateRoles
 from ...partners.blend import PARTNERS
 from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, blend_weights
-from ..resolve import architecture, floor_rule
+from ..resolve import architecture, floor_rule, partner_week
 from ..state import FittedState
 from .layout import CONFIG, HISTORY, Invalid
 from .migration import PARAM_DEFAULTS, check_as_written
@@ -196,6 +196,12 @@ def _check_params_match_state(state: FittedState, params: dict[str, Any]) -> Non
         given = params[name]
         if given is not None and (bool(given) if isinstance(value, bool) else given) != value:
             raise Invalid(f"`params.{name}` in {CONFIG} is {given!r}, but the model was fitted with {value!r}.")
+    week = partner_week(params["weekly_partners"], normalise_freq(state.freq), state.season_length)
+    if week != state.partner_week:
+        raise Invalid(
+            f"`params.weekly_partners` in {CONFIG} is {params['weekly_partners']!r}, but the model's partners take "
+            f"{state.partner_week} periods a week."
+        )
     if floor_rule(params) != state.nonnegative:
         raise Invalid(
             f"`params.nonnegative` in {CONFIG} is {params['nonnegative']!r}, but the model floors {state.nonnegative!r}."

@@ -28,7 +28,7 @@ from ..resolve import resolve_units
 
 # Parameters that files written before they existed lack, with the value those models were fitted with: no seasonal
 # profile or trend line, no partners, the state design of attention, no floor at zero (before 0.11.0), no closures
-# (before 0.13.0).
+# (before 0.13.0), partners with the daily season only (before 0.14.0).
 PARAM_DEFAULTS = {
     "seasonal_profile": False,
     "trend_line": False,
@@ -37,6 +37,7 @@ PARAM_DEFAULTS = {
     "attention_values": "states",
     "nonnegative": False,
     "closed_when": None,
+    "weekly_partners": False,
 }
 
 # The partners' default weights of 0.3.0 to 0.9.0. A model file those versions wrote from a fit that recorded no blend
@@ -46,7 +47,8 @@ FORMER_DEFAULT_WEIGHTS = {"theta_weight": 0.15, "holt_winters_weight": 0.15}
 
 # Fields of the fitted state that files written before they existed lack, with what those models forecast with: one
 # member, no warm start, no calibration, no record of where the fit started or of its plan, no floor at zero (files
-# written before 0.11.0 floor nothing), no closed periods (files written before 0.13.0 close none).
+# written before 0.11.0 floor nothing), no closed periods (files written before 0.13.0 close none), no weekly partners
+# (before 0.14.0).
 STATE_DEFAULTS: dict[str, Any] = {
     "n_members": 1,
     "warm_starts": 0,
@@ -55,6 +57,7 @@ STATE_DEFAULTS: dict[str, Any] = {
     "plan": None,
     "nonnegative": "none",
     "closed_when": {},
+    "partner_week": 0,
 }
 # Fields of a recorded calibration that files written before they existed lack: no partner's distribution mixed in.
 CALIBRATION_DEFAULTS: dict[str, Any] = {"shape": 0.0}

@@ -246,6 +246,7 @@ def plan_schema() -> Check:
             "input_size": (integer(1, MAX_STEPS), True),
             "season_length": (integer(1, MAX_STEPS), True),
             **{name: (flag, True) for name in ("log_target", "seasonal_profile", "trend_line")},
+            "partner_week": (integer(0, MAX_STEPS), False),
         }
     )
     return record(
@@ -327,6 +328,7 @@ def config_schema(version: int) -> Check:
             "plan": (nullable(plan_schema()), False),
             "nonnegative": (text(*FLOOR_RULES), False),
             "closed_when": (mapping(list_of(real(), MAX_CLOSED_VALUES), MAX_FEATURES), False),
+            "partner_week": (integer(0, MAX_STEPS), False),
         }
     )
     top: dict[str, tuple[Check, bool]] = {
