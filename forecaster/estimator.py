@@ -18,6 +18,7 @@ from .data.panel import Panel
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .engines import engine, is_dask_frame
+from .model.covariate_check import unused_warning
 from .model.execute import run_plan
 from .model.files import load_model, save_model
 from .model.fitted import FittedAttributes, FittedModel, ForecastMemo, fitted_blend, remembered_forecast
@@ -236,7 +237,12 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         plan = plan_fit(params, facts, None if previous is None else (previous[0], previous[1].config))
         for note in plan.notes:
             warnings.warn(note, UserWarning, stacklevel=stacklevel)
-        return run_plan(plan, facts, frame, tz, params, previous, train_members, features)
+        fit = run_plan(plan, facts, frame, tz, params, previous, train_members, features)
+        check = fit.state.plan.get("check") if fit.state.plan else None
+        if check is not None and not fit.state.plan["covariates_read"]:
+            declared = [*facts.roles.future, *facts.roles.past, *facts.roles.static]
+            warnings.warn(unused_warning(check, declared), UserWarning, stacklevel=stacklevel)
+        return fit
 
     @classmethod
     def from_pretrained(cls, horizon: int, **params) -> Seq2SeqForecaster:

@@ -18,12 +18,14 @@ from ..data.features import FeatureSpec, fit_features
 from ..data.panel import Panel, padding_expected, refuse_short
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns
+from .calibration import HoldOut
 from .closures import resolve_closures
+from .covariate_check import compare
 from .fitting import calibrated, network_config, training_job, with_blend_recorded
 from .inference import history_kept, model_panel
 from .members import MemberTrainer, TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
-from .plan import FitPlan, PanelFacts, resolved
+from .plan import FitPlan, PanelFacts, prior_challenger, resolved
 from .prior import adapted_weights, learning_rate_scales
 from .resolve import floor_rule, resolve_device
 from .state import FittedState
@@ -38,13 +40,14 @@ JobMaker = Callable[..., TrainingJob]
 @dataclass(frozen=True)
 class Fit:
     """What a fit produced: the fitted state (its plan in ``state.plan``), the trained ensemble in eval mode, the
-    device it runs on, each member's training result, and the training panel."""
+    device it runs on, each member's training result, the training panel and the windows its training held out."""
 
     state: FittedState
     network: Ensemble
     device: str
     results: list[TrainResult]
     panel: Panel
+    holdout: HoldOut | None = None
 
     @property
     def plan(self) -> FitPlan:
@@ -90,7 +93,35 @@ def run_plan(
     whole panel of which ``frame`` is a sample (by default they come from ``frame``). ``corpus_job``: ``frame`` is a
     pretraining corpus (``forecaster.pretraining``), whose short series are padded on purpose (none is refused), and
     this builds its training job instead of ``fitting.training_job``.
+
+    A plan with ``prior_check`` (covariates declared on a panel the prior would serve without them) is run, then the
+    prior without covariates (``plan.prior_challenger``: no training step) on the same frame, and the fit that wins the
+    check on held-out windows (``model.covariate_check``) is returned, its plan holding the check's figures.
     """
+    fit = _run(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
+    if not plan.prior_check:
+        return fit
+    challenger = _run(prior_challenger(params, facts), facts, frame, tz, params, features=features)
+    check = compare(fit, challenger, params)
+    if check is None:  # nothing held out to read it on: the covariates stay as declared
+        return fit
+    winner = fit if check.covariates_read else challenger
+    recorded = replace(winner.plan, prior_check=True, covariates_read=check.covariates_read, check=check.to_dict())
+    return replace(winner, state=replace(winner.state, plan=recorded.to_dict()))
+
+
+def _run(
+    plan: FitPlan,
+    facts: PanelFacts,
+    frame: pd.DataFrame,
+    tz: str | None,
+    params: dict,
+    previous=None,
+    train_members: MemberTrainer | None = None,
+    features: FeatureSpec | None = None,
+    corpus_job: JobMaker | None = None,
+) -> Fit:
+    """One plan carried out (``run_plan``'s arguments)."""
     columns, roles, horizon = Columns.from_params(params), facts.roles, params["horizon"]
     units = dict(plan.units)
     features = _features(plan, previous, frame, columns.id, roles, features)
@@ -121,9 +152,9 @@ def run_plan(
         member.load_state_dict(result.state_dict)
     network.eval()
     state = new_state(frame, tz, panel, features, plan, config, len(results), params)
-    state = state if job is None else calibrated(network, state, panel, job.holdout, params, device)
+    state = state if job is None else calibrated(network, state, panel, job.holdout, params, device, plan.covariates_read)
     state = with_blend_recorded(state, params)
-    return Fit(state, network, device, results, panel)
+    return Fit(state, network, device, results, panel, None if job is None else job.holdout)
 
 
 def new_state(frame, tz, panel: Panel, features, plan: FitPlan, config, n_members: int, params: dict) -> FittedState:

@@ -129,12 +129,20 @@ def training_job(
 
 
 def calibrated(
-    network: Ensemble, state: FittedState, panel: Panel, holdout: HoldOut | None, params: dict, device: str
+    network: Ensemble,
+    state: FittedState,
+    panel: Panel,
+    holdout: HoldOut | None,
+    params: dict,
+    device: str,
+    covariates_read: bool = True,
 ) -> FittedState:
     """``state`` with the calibration learnt from the fitted network's forecasts of the held-out windows.
 
     The windows come from the training panel, whose targets end at the training end: nothing
-    after it is read (a backtest fold calibrates on its own training data).
+    after it is read (a backtest fold calibrates on its own training data). ``covariates_read`` False: the network
+    reads none of the declared covariates (the prior a covariate check kept), so the partners start from the weights
+    of a fit without future-known covariates.
     """
     if holdout is None or len(holdout.series) == 0:
         return state
@@ -155,7 +163,7 @@ def calibrated(
         state.season_length,
         history_kept(state.input_size, panel.decomposition),
         explicit_blend_weights(params),
-        default_weights(has_future_covariates(params)),
+        default_weights(covariates_read and has_future_covariates(params)),
         partner_week=state.partner_week,
     )
     return replace(state, calibration=calibration)

@@ -81,6 +81,11 @@ class FitPlan:
             the series were too short to spare any).
         warm_starts: fits that continued from these weights since the last full fit.
         notes: why a fit starts elsewhere than it could have (the estimator warns with them).
+        prior_check: the fit reads covariates, starts from scratch under ``init="auto"`` on a panel the prior would
+            serve without them, and so is checked against that prior on its held-out windows
+            (``model.covariate_check``): the covariates are kept only where they forecast those windows clearly better.
+        covariates_read: whether the fitted network reads the declared covariates (False: the prior won the check).
+        check: the check's figures once run (``covariate_check.CheckResult.to_dict``), else None.
     """
 
     start: str
@@ -98,6 +103,9 @@ class FitPlan:
     calibrate: bool
     warm_starts: int
     notes: tuple[str, ...] = ()
+    prior_check: bool = False
+    covariates_read: bool = True
+    check: dict | None = None
     prior_model: Prior | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -117,12 +125,14 @@ class FitPlan:
         """JSON-friendly form (model files store it), without the prior's weights."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "prior_model"}
         lists = {name: list(getattr(self, name)) for name in ("quantiles", "seeds", "notes")}
-        return {**out, "units": dict(self.units), **lists}
+        check = None if self.check is None else dict(self.check)
+        return {**out, "units": dict(self.units), **lists, "check": check}
 
     @classmethod
     def from_dict(cls, plan: Mapping[str, Any]) -> FitPlan:
         tuples = {name: tuple(plan[name]) for name in ("quantiles", "seeds", "notes")}
-        return cls(**{**plan, "units": dict(plan["units"]), **tuples})
+        check = plan.get("check")
+        return cls(**{**plan, "units": dict(plan["units"]), **tuples, "check": None if check is None else dict(check)})
 
 
 def panel_facts(
@@ -203,6 +213,8 @@ def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> Fit
     start = "continue" if warm else "prior" if prior is not None else "scratch"
     count = previous[0].n_members if warm else member_count(params["n_models"], None if prior is None else len(prior.members))
     budget = _budget(params, start, roles)
+    declared = bool(roles.future or roles.past or roles.static)
+    prior_check = start == "scratch" and declared and _prior_without_covariates(params, facts) is not None
     return FitPlan(
         start=start,
         prior=None if prior is None else prior.family,
@@ -219,8 +231,31 @@ def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> Fit
         calibrate=budget != "none" and needs_calibration(params),
         warm_starts=previous[0].warm_starts + 1 if warm else 0,
         notes=tuple(notes),
+        prior_check=prior_check,
         prior_model=prior,
     )
+
+
+def _prior_without_covariates(params: Mapping[str, Any], facts: PanelFacts) -> Prior | None:
+    """The prior ``init="auto"`` would start a fit of this panel from, were no covariate declared (None: none would).
+
+    Only where the package sets the budget (``max_steps`` None: a budget given is a budget taken, and so are the
+    covariates that come with it) and the fit holds windows out (``needs_calibration``), which the check is read on.
+    """
+    if params["init"] != "auto" or params["max_steps"] is not None or not needs_calibration(params):
+        return None
+    units = {**resolve_units(params, facts.offset), "input_size": params["input_size"]}
+    prior, _ = auto_prior(facts.offset, params, units, CovariateRoles(), facts.rows)
+    return prior
+
+
+def prior_challenger(params: Mapping[str, Any], facts: PanelFacts) -> FitPlan:
+    """The plan a fit with ``plan.prior_check`` is checked against: the prior as ``init="auto"`` keeps it without
+    covariates (no training step, calibrated on held-out windows). Run on the panel with its covariates, their weights
+    are zero (``prior.adapted_weights``): its forecasts are the prior's, and its blend is chosen as a fit without
+    covariates chooses it."""
+    bare = plan_fit(params, replace(facts, roles=CovariateRoles()))
+    return replace(bare, covariates_read=False)
 
 
 def resolved(plan: FitPlan, job) -> FitPlan:

@@ -266,6 +266,9 @@ def plan_schema() -> Check:
             "calibrate": (flag, True),
             "warm_starts": (integer(0, 2**31), True),
             "notes": (list_of(text(), 64), True),
+            "prior_check": (flag, False),
+            "covariates_read": (flag, False),
+            "check": (nullable(mapping(real(), 16)), False),
         }
     )
 
