@@ -18,7 +18,6 @@ from .data.panel import Panel
 from .data.roles import CovariateRoles
 from .data.validation import Columns, clean_future, clean_history
 from .engines import engine, is_dask_frame
-from .model.covariate_check import unused_warning
 from .model.execute import run_plan
 from .model.files import load_model, save_model
 from .model.fitted import FittedAttributes, FittedModel, ForecastMemo, fitted_blend, remembered_forecast
@@ -229,19 +228,14 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
     def _planned_fit(
         self, frame, tz, previous=None, train_members=None, features=None, n_windows=None, offset=None, stacklevel=4
     ):
-        """Check the parameters, plan the fit of ``frame``, warn with the plan's notes (``stacklevel``: at the user's
-        call) and run the plan; ``previous``: ``(state, network)`` of the fit a warm start may continue from."""
-        params = self.get_params()
-        check_params(params)
+        """Check the parameters, plan the fit of ``frame``, run the plan and warn with its notes (``stacklevel``: at the
+        user's call); ``previous``: ``(state, network)`` of the fit a warm start may continue from."""
+        check_params(params := self.get_params())
         facts = panel_facts(params, frame, n_windows, offset)
         plan = plan_fit(params, facts, None if previous is None else (previous[0], previous[1].config))
-        for note in plan.notes:
-            warnings.warn(note, UserWarning, stacklevel=stacklevel)
         fit = run_plan(plan, facts, frame, tz, params, previous, train_members, features)
-        check = fit.state.plan.get("check") if fit.state.plan else None
-        if check is not None and not fit.state.plan["covariates_read"]:
-            declared = [*facts.roles.future, *facts.roles.past, *facts.roles.static]
-            warnings.warn(unused_warning(check, declared), UserWarning, stacklevel=stacklevel)
+        for note in fit.plan.notes:
+            warnings.warn(note, UserWarning, stacklevel=stacklevel)
         return fit
 
     @classmethod

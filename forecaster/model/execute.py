@@ -20,7 +20,7 @@ from ..data.roles import CovariateRoles
 from ..data.validation import Columns
 from .calibration import HoldOut
 from .closures import resolve_closures
-from .covariate_check import compare
+from .covariate_check import check_covariates, unused_note
 from .fitting import calibrated, network_config, training_job, with_blend_recorded
 from .inference import history_kept, model_panel
 from .members import MemberTrainer, TrainingJob, fit_members
@@ -94,20 +94,28 @@ def run_plan(
     pretraining corpus (``forecaster.pretraining``), whose short series are padded on purpose (none is refused), and
     this builds its training job instead of ``fitting.training_job``.
 
-    A plan with ``prior_check`` (covariates declared on a panel the prior would serve without them) is run, then the
-    prior without covariates (``plan.prior_challenger``: no training step) on the same frame, and the fit that wins the
-    check on held-out windows (``model.covariate_check``) is returned, its plan holding the check's figures.
+    A plan with ``prior_check`` (future-known covariates declared on a panel the prior would serve without them) first
+    runs the prior as it is (``plan.prior_challenger``: no training step) on the same frame; only where the prior's
+    held-out errors follow a covariate (``model.covariate_check``) is the plan itself run. The fit returned holds the
+    check's figures in its plan, and a note where the covariates are not read.
     """
-    fit = _run(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
     if not plan.prior_check:
-        return fit
-    challenger = _run(prior_challenger(params, facts), facts, frame, tz, params, features=features)
-    check = compare(fit, challenger, params)
-    if check is None:  # nothing held out to read it on: the covariates stay as declared
-        return fit
-    winner = fit if check.covariates_read else challenger
-    recorded = replace(winner.plan, prior_check=True, covariates_read=check.covariates_read, check=check.to_dict())
-    return replace(winner, state=replace(winner.state, plan=recorded.to_dict()))
+        return _run(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
+    prior = _run(prior_challenger(params, facts), facts, frame, tz, params, features=features)
+    check = check_covariates(prior, params)
+    if check is None:  # nothing held out to read it on: the covariates are read as declared
+        return _run(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
+    figures = check.to_dict()
+    if check.covariates_read:
+        fit = _run(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
+        return _recorded(fit, replace(fit.plan, check=figures))
+    note = unused_note(figures, list(facts.roles.future))
+    return _recorded(prior, replace(prior.plan, prior_check=True, check=figures, notes=(*prior.plan.notes, note)))
+
+
+def _recorded(fit: Fit, plan: FitPlan) -> Fit:
+    """``fit`` with ``plan`` as the plan its state saves."""
+    return replace(fit, state=replace(fit.state, plan=plan.to_dict()))
 
 
 def _run(

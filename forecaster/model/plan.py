@@ -81,10 +81,11 @@ class FitPlan:
             the series were too short to spare any).
         warm_starts: fits that continued from these weights since the last full fit.
         notes: why a fit starts elsewhere than it could have (the estimator warns with them).
-        prior_check: the fit reads covariates, starts from scratch under ``init="auto"`` on a panel the prior would
-            serve without them, and so is checked against that prior on its held-out windows
-            (``model.covariate_check``): the covariates are kept only where they forecast those windows clearly better.
-        covariates_read: whether the fitted network reads the declared covariates (False: the prior won the check).
+        prior_check: the fit declares future-known covariates (and no other kind), starts from scratch under
+            ``init="auto"`` on a panel the prior would serve without them, and so is checked first
+            (``model.covariate_check``): the prior is fitted as it is, and the fit trains from scratch only where the
+            prior's held-out errors follow a covariate.
+        covariates_read: whether the fitted network reads the declared covariates (False: the check kept the prior).
         check: the check's figures once run (``covariate_check.CheckResult.to_dict``), else None.
     """
 
@@ -213,8 +214,8 @@ def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> Fit
     start = "continue" if warm else "prior" if prior is not None else "scratch"
     count = previous[0].n_members if warm else member_count(params["n_models"], None if prior is None else len(prior.members))
     budget = _budget(params, start, roles)
-    declared = bool(roles.future or roles.past or roles.static)
-    prior_check = start == "scratch" and declared and _prior_without_covariates(params, facts) is not None
+    only_future = bool(roles.future) and not (roles.past or roles.static)
+    prior_check = start == "scratch" and only_future and _prior_without_covariates(params, facts) is not None
     return FitPlan(
         start=start,
         prior=None if prior is None else prior.family,
