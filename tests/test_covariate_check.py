@@ -1,4 +1,4 @@
-"""A fit with covariates on a panel the prior serves keeps them only where they beat the prior on held-out windows."""
+"""A fit with future-known covariates on a panel the prior serves reads them only where the prior's errors follow them."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import future_frame
 
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
 from forecaster.model.plan import FitPlan
-
-from conftest import future_frame
 
 
 def quarterly_panel(effect: float, n: int = 12, seed: int = 3) -> pd.DataFrame:
