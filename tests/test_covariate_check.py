@@ -11,6 +11,7 @@ from conftest import future_frame
 
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
+from forecaster.model.covariate_check import unused_note
 from forecaster.model.plan import FitPlan
 
 
@@ -89,3 +90,26 @@ def test_the_check_is_saved_with_the_model_and_old_plans_load_without_it(tmp_pat
     old = {k: v for k, v in model.fit_plan_.to_dict().items() if k not in ("prior_check", "covariates_read", "check")}
     restored = FitPlan.from_dict(old)
     assert restored.covariates_read and not restored.prior_check and restored.check is None
+
+
+def test_at_horizon_one_a_promotion_that_doubles_sales_is_read():
+    """One held-out window of one step per series left no slope to read: the prior was kept whatever the covariate."""
+    model, messages = fit_quietly(Seq2SeqForecaster(horizon=1, future_covariates=["promo"], progress=False), quarterly_panel(1.0))
+    assert model.fit_plan_.covariates_read and model.init_ == "scratch" and model.fit_plan_.check["n_series"] >= 2
+
+
+def test_a_kept_prior_forecasts_a_constant_series_as_the_prior_without_covariates_does():
+    df = random_flag(quarterly_panel(effect=0.0))
+    df.loc[df["unique_id"] == df["unique_id"].iloc[0], "y"] = 5.0
+    model, _ = fit_quietly(Seq2SeqForecaster(horizon=4, future_covariates=["promo"], progress=False), df)
+    assert not model.fit_plan_.covariates_read
+    forecast = model.predict(future_df=future_frame(df, 4, freq="QS", value=1.0))
+    constant = forecast[forecast["unique_id"] == df["unique_id"].iloc[0]].drop(columns=["unique_id", "ds"])
+    assert (constant.to_numpy() == 5.0).all()
+
+
+def test_the_note_says_when_closures_learnt_from_an_unread_covariate_still_apply():
+    check = {"t": 0.4, "bar": 2.4, "prior_error": 0.8, "n_series": 12.0, "n_windows": 144.0, "covariates_read": 0.0}
+    plain = unused_note(check, ["promo"])
+    assert "['promo'] are not read" in plain and "144 held-out windows" in plain and "closures" not in plain
+    assert "closed_when_: {'shut': [1.0]}" in unused_note(check, ["promo", "shut"], {"shut": [1.0]})

@@ -109,7 +109,7 @@ def run_plan(
     if check.covariates_read:
         fit = _run(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
         return _recorded(fit, replace(fit.plan, check=figures))
-    note = unused_note(figures, list(facts.roles.future))
+    note = unused_note(figures, list(facts.roles.future), prior.state.closed_when)
     return _recorded(prior, replace(prior.plan, prior_check=True, check=figures, notes=(*prior.plan.notes, note)))
 
 

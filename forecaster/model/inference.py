@@ -234,7 +234,7 @@ def forecast_windows(
     values, parts = blend_partners(values, state, panel, series, origins, blend_weights, parts)
     if state.calibration is not None:
         values = apply_factors(values, state.calibration.factors, state.median_index)
-    if not state.roles.future:
+    if not state.roles.future or not reads_covariates(state):
         constant, level = constant_history(target_values(panel, state), seen, series, origins)
         if constant.any():
             values = np.where(constant[:, None, None], level[:, None, None], values)
@@ -242,6 +242,11 @@ def forecast_windows(
     values, parts = floored(values, parts, state, panel, series, origins)
     values, parts = closed(values, parts, state, panel, series, origins)
     return Forecast(series, origins, values, attention, parts)
+
+
+def reads_covariates(state: FittedState) -> bool:
+    """Whether the fitted network reads its declared covariates (False where the covariate check kept the prior)."""
+    return state.plan is None or state.plan.get("covariates_read", True)
 
 
 def closed(values: np.ndarray, parts, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray):
