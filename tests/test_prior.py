@@ -178,6 +178,19 @@ def test_a_warm_start_from_a_fit_of_the_prior_keeps_its_members():
     assert not any(torch.equal(b, a) for b, a in zip(before, after, strict=True))  # each member trained on
 
 
+def test_a_warm_start_after_init_auto_kept_the_prior_continues_from_it_without_a_false_change_of_window():
+    """``input_size`` None means the window the model has: a kept prior's (24 quarters), not the default (8) that
+    warned "input_size changed (24 -> 8)" and fitted from scratch although nothing had changed."""
+    df = quarterly(n=4)
+    model = Seq2SeqForecaster(horizon=4, progress=False).fit(df)
+    assert model.init_ == "pretrained"
+    model.set_params(warm_start=True, max_steps=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.fit(df)
+    assert model.init_ == "warm start" and model.input_size_ == 24 and len(model.network_.members) == 3
+
+
 @pytest.mark.parametrize(("freq", "season"), [("QS", 4), ("ME", 12), ("YS", 1), ("QE-DEC", 4), ("MS", 12)], ids=str)
 def test_from_pretrained_forecasts_any_served_frequency_without_a_fit(freq, season):
     df, _ = make_panel(n_series=5, length=30, freq=freq, seed=3, static=False)

@@ -202,6 +202,8 @@ def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> Fit
         units["input_size"], quantiles = prior.input_size, prior.quantiles
     notes, warm = [], params["warm_start"] and previous is not None
     if warm:
+        if params["input_size"] is None:  # None: the window the model has (a prior's, where the fit kept one)
+            units["input_size"] = previous[0].input_size
         reason = _continue_reason(previous, params, roles, freq, quantiles, units)
         if reason is not None:
             instead = f"fitting from the {prior.family} prior (init={params['init']!r})" if prior else "fitting from scratch"
