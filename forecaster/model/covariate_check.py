@@ -11,12 +11,12 @@ covariate weights are zero) and forecasts the last ``CHECK_ORIGINS`` (at least) 
 weight of it was trained (its blend and interval factors were chosen on the last few). A covariate that matters moves
 the target where the prior cannot see it, so the prior's scaled errors follow it: within each window (both demeaned
 over the window's steps, so a level the prior missed for the whole window does not count; within each series at
-horizon 1), each series' slope of the errors on the covariate. The covariate is read, and the fit trains from scratch
-as before, only where those slopes are clearly not zero across the series: a t-statistic over the series above the bar
-the partners' weights switch at (``calibration.SWITCH_T``, Student's t over the series, two-sided, split over the
-covariates declared). Otherwise the prior is kept, no step is trained, and the estimator warns that the covariates are
-not read. Where there is no evidence either way (no covariate varies inside the windows of two series), the covariates
-are read as declared.
+horizon 1), each series' correlation of the errors with the covariate. The covariate is read, and the fit trains from
+scratch as before, only where those correlations (as Fisher's z) are clearly not zero across the series: a
+t-statistic over the series above the bar the partners' weights switch at (``calibration.SWITCH_T``, Student's t over
+the series, two-sided, split over the covariates declared). Otherwise the prior is kept, no step is trained, and the
+estimator warns that the covariates are not read. Where there is no evidence either way (no covariate varies inside
+the windows of two series), the covariates are read as declared.
 
 A first form compared the prior with the fit from scratch on that fit's held-out windows; those windows had chosen
 the fit's early-stopping step and its blend, and on four of the suite's panels the comparison picked the worse model.
@@ -39,7 +39,7 @@ from .params import blend_weights
 
 @dataclass(frozen=True)
 class CheckResult:
-    """What the check read: the largest |t| of a covariate's slope over the series and the bar it had to clear, the
+    """What the check read: the largest |t| of a covariate's correlation over the series and the bar it had to clear, the
     prior's mean scaled error there, the series and windows it was read on, and whether the covariates are read."""
 
     t: float
@@ -75,10 +75,17 @@ def scaled_errors(fit, series: np.ndarray, origins: np.ndarray, params: dict) ->
     return (actual - median) / scale[:, None]
 
 
-def slope_t(errors: np.ndarray, covariate: np.ndarray, series: np.ndarray) -> tuple[float, int]:
-    """|t| over the series of each series' slope of ``errors`` (B, H) on ``covariate`` (B, H), both demeaned within
-    each window (within each series when a window has one step); and how many series had a slope (a covariate that
-    does not vary inside a series' windows gives none)."""
+def correlation_t(errors: np.ndarray, covariate: np.ndarray, series: np.ndarray) -> tuple[float, int]:
+    """|t| over the series of each series' correlation of ``errors`` (B, H) with ``covariate`` (B, H), both demeaned
+    within each window (within each series when a window has one step), as Fisher's z; and how many series had one (a
+    covariate that does not vary inside a series' windows gives none).
+
+    A correlation, not a slope: a promotion that lifts every series by 40% of its level moves each series' scaled
+    errors by a different amount (its level over its MASE scale), so slopes scatter across the series while
+    correlations agree. On a 12-series monthly panel with such a promotion, |t| over the slopes was 2.7, 7.5 and 3.4 at
+    three origins against a bar of 2.7; over the correlations 6.9, 18.9 and 10.8 (with the promotion replaced by noise:
+    0.8-1.5 and 0.6-1.6; ``benchmarks/history/0.15.0.md``).
+    """
     usable = np.isfinite(errors) & np.isfinite(covariate)
     e, x = np.where(usable, errors, 0.0), np.where(usable, covariate, 0.0)
     if errors.shape[1] > 1:  # within each window
@@ -92,19 +99,25 @@ def slope_t(errors: np.ndarray, covariate: np.ndarray, series: np.ndarray) -> tu
         x = np.where(usable, x - (np.bincount(rows, weights=x[:, 0]) / count)[rows, None], 0.0)
     units, codes = np.unique(series, return_inverse=True)
     cross = np.bincount(codes, weights=(e * x).sum(axis=1), minlength=len(units))
-    spread = np.bincount(codes, weights=(x * x).sum(axis=1), minlength=len(units))
-    varies = spread > 1e-12
-    slopes = cross[varies] / spread[varies]
-    if len(slopes) < 2:
-        return 0.0, len(slopes)
-    sd = slopes.std(ddof=1) / np.sqrt(len(slopes))
+    spread_x = np.bincount(codes, weights=(x * x).sum(axis=1), minlength=len(units))
+    spread_e = np.bincount(codes, weights=(e * e).sum(axis=1), minlength=len(units))
+    varies = (spread_x > 1e-12) & (spread_e > 1e-12)
+    r = cross[varies] / np.sqrt(spread_x[varies] * spread_e[varies])
+    z = np.arctanh(np.clip(r, -MAX_CORRELATION, MAX_CORRELATION))
+    if len(z) < 2:
+        return 0.0, len(z)
+    sd = z.std(ddof=1) / np.sqrt(len(z))
     if sd > 0:
-        return float(abs(slopes.mean()) / sd), len(slopes)
-    return (math.inf if slopes.mean() != 0 else 0.0), len(slopes)
+        return float(abs(z.mean()) / sd), len(z)
+    return (math.inf if z.mean() != 0 else 0.0), len(z)
+
+
+# Correlations are clipped here before Fisher's z, which is infinite at +-1 (a covariate that is the error itself).
+MAX_CORRELATION = 0.999
 
 
 def two_sided_bar(n_series: int, n_covariates: int) -> float:
-    """The |t| a slope over ``n_series`` series must clear: Student's t (``n_series - 1`` degrees of freedom) at the
+    """The |t| a correlation over ``n_series`` series must clear: Student's t (``n_series - 1`` degrees of freedom) at the
     normal tail of ``SWITCH_T``, split over both signs and the ``n_covariates`` tested; infinite below two series."""
     if n_series < 2:
         return math.inf
@@ -112,7 +125,7 @@ def two_sided_bar(n_series: int, n_covariates: int) -> float:
 
 
 # The origins per series the check reads at least (the last ones, each with a training window's history): at horizon 1
-# a series' slope needs several points, and a flag on one period in ten then varies in most series' windows. The
+# a series' correlation needs several points, and a flag on one period in ten then varies in most series' windows. The
 # prior never trained on any of them; its blend and interval factors were chosen on the last ``HoldOut.back`` of them.
 CHECK_ORIGINS = 12
 
@@ -144,7 +157,7 @@ def check_covariates(prior, params: dict) -> CheckResult | None:
     cols = origins[:, None] + np.arange(1, horizon + 1)[None, :]
     tests = []  # (t, bar, series) per covariate
     for j in range(n_covariates):
-        t, n = slope_t(errors, panel.future[series[:, None], cols, j].astype(np.float64), series)
+        t, n = correlation_t(errors, panel.future[series[:, None], cols, j].astype(np.float64), series)
         tests.append((t, two_sided_bar(n, n_covariates), n))
     if not any(math.isfinite(bar) for _, bar, _ in tests):
         return None
@@ -165,7 +178,7 @@ def unused_note(check: dict, covariates: list[str], closures: dict | None = None
     """The note (the estimator warns with it) of a fit that kept the prior: which covariates it does not read, and why."""
     return (
         f"The declared future-known covariates {covariates} are not read: on {int(check['n_windows'])} held-out windows "
-        f"the shipped prior's errors do not follow them (largest |t| of a slope over the {int(check['n_series'])} series "
+        f"the shipped prior's errors do not follow them (largest |t| of a correlation over the {int(check['n_series'])} series "
         f"where a covariate varies: {check['t']:.2f}, against the bar {check['bar']:.2f}), so init='auto' keeps the "
         "prior, whose covariate weights are zero, and trains no step (fit_plan_.check has the figures)"
         + (f"; the closures learnt from them still apply (closed_when_: {closures})" if closures else "")
