@@ -202,9 +202,10 @@ def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> Fit
         units["input_size"], quantiles = prior.input_size, prior.quantiles
     notes, warm = [], params["warm_start"] and previous is not None
     if warm:
-        if params["input_size"] is None:  # None: the window the model has (a prior's, where the fit kept one)
-            units["input_size"] = previous[0].input_size
-        reason = _continue_reason(previous, params, roles, freq, quantiles, units)
+        # input_size None: the window the model has (a prior's, where the fit kept one), if the warm start continues
+        kept = {**units, "input_size": previous[0].input_size} if params["input_size"] is None else units
+        reason = _continue_reason(previous, params, roles, freq, quantiles, kept)
+        units = kept if reason is None else units
         if reason is not None:
             instead = f"fitting from the {prior.family} prior (init={params['init']!r})" if prior else "fitting from scratch"
             notes.append(f"warm_start=True but {reason}; {instead}.")
