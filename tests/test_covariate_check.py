@@ -11,7 +11,7 @@ from conftest import future_frame
 
 from forecaster import Seq2SeqForecaster
 from forecaster.datasets import make_panel
-from forecaster.model.covariate_check import unused_note
+from forecaster.model.covariate_check import correlation_t, unused_note
 from forecaster.model.plan import FitPlan
 
 
@@ -113,3 +113,14 @@ def test_the_note_says_when_closures_learnt_from_an_unread_covariate_still_apply
     plain = unused_note(check, ["promo"])
     assert "['promo'] are not read" in plain and "144 held-out windows" in plain and "closures" not in plain
     assert "closed_when_: {'shut': [1.0]}" in unused_note(check, ["promo", "shut"], {"shut": [1.0]})
+
+
+def test_the_correlation_does_not_depend_on_the_errors_scale():
+    rng = np.random.default_rng(0)
+    series = np.repeat(np.arange(12), 12)
+    covariate = rng.integers(0, 2, (len(series), 6)).astype(float)
+    errors = rng.normal(size=covariate.shape) + 0.8 * covariate
+    t, n = correlation_t(errors, covariate, series)
+    assert n == 12 and t > 3
+    for factor in (1e-7, 1e7):
+        assert correlation_t(errors * factor, covariate, series) == pytest.approx((t, n))

@@ -189,6 +189,11 @@ def test_a_warm_start_after_init_auto_kept_the_prior_continues_from_it_without_a
         warnings.simplefilter("error")
         model.fit(df)
     assert model.init_ == "warm start" and model.input_size_ == 24 and len(model.network_.members) == 3
+    scratch = Seq2SeqForecaster(horizon=4, init="scratch", input_size=20, max_steps=2, progress=False).fit(df)
+    scratch.set_params(input_size=None, warm_start=True)  # a window the user changed is still a change
+    with pytest.warns(UserWarning, match=r"input_size changed \(20 -> 8\)"):
+        scratch.fit(df)
+    assert scratch.init_ == "scratch" and scratch.input_size_ == 8
 
 
 @pytest.mark.parametrize(("freq", "season"), [("QS", 4), ("ME", 12), ("YS", 1), ("QE-DEC", 4), ("MS", 12)], ids=str)

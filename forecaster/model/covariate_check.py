@@ -101,7 +101,7 @@ def correlation_t(errors: np.ndarray, covariate: np.ndarray, series: np.ndarray)
     cross = np.bincount(codes, weights=(e * x).sum(axis=1), minlength=len(units))
     spread_x = np.bincount(codes, weights=(x * x).sum(axis=1), minlength=len(units))
     spread_e = np.bincount(codes, weights=(e * e).sum(axis=1), minlength=len(units))
-    varies = (spread_x > 1e-12) & (spread_e > 1e-12)
+    varies = (spread_x > 1e-12 * spread_x.max(initial=0.0)) & (spread_e > 1e-12 * spread_e.max(initial=0.0))
     r = cross[varies] / np.sqrt(spread_x[varies] * spread_e[varies])
     z = np.arctanh(np.clip(r, -MAX_CORRELATION, MAX_CORRELATION))
     if len(z) < 2:

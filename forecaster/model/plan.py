@@ -202,8 +202,10 @@ def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> Fit
         units["input_size"], quantiles = prior.input_size, prior.quantiles
     notes, warm = [], params["warm_start"] and previous is not None
     if warm:
-        # input_size None: the window the model has (a prior's, where the fit kept one), if the warm start continues
-        kept = {**units, "input_size": previous[0].input_size} if params["input_size"] is None else units
+        # input_size None after a fit that started from the prior: the prior's window, which the model has (a default
+        # window would differ from it and send the warm start from scratch, though nothing changed)
+        from_prior = previous[0].init == "pretrained" and params["input_size"] is None
+        kept = {**units, "input_size": previous[0].input_size} if from_prior else units
         reason = _continue_reason(previous, params, roles, freq, quantiles, kept)
         units = kept if reason is None else units
         if reason is not None:
