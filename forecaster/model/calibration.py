@@ -293,7 +293,7 @@ def _wql_terms(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float, .
     return level_loss(losses.mean(axis=1), np.abs(y).sum())  # NaN throughout when sum |y| is not positive
 
 
-def _paired_t(gain: np.ndarray) -> float:
+def paired_t(gain: np.ndarray) -> float:
     """The t-statistic of the mean of ``gain`` (one value per independent unit); 0 where it cannot be told from noise."""
     if len(gain) < 2:
         return 0.0
@@ -361,7 +361,7 @@ def choose_treatment(
         if name == "network" or not value < reference:
             continue
         gain = np.bincount(codes, weights=terms["network"] - terms[name], minlength=len(units))
-        if len(units) < 2 or _paired_t(gain) > bar:
+        if len(units) < 2 or paired_t(gain) > bar:
             winners.append(name)
     best = min(winners, key=scores.get) if winners else "network"
     return best, scores

@@ -31,7 +31,7 @@ import numpy as np
 from scipy import stats
 
 from ..data.scaling import loss_scale, naive_error_table
-from .calibration import SWITCH_T
+from .calibration import SWITCH_T, paired_t
 from .fitting import minimum_history
 from .inference import forecast_windows, target_values
 from .params import blend_weights
@@ -104,12 +104,7 @@ def correlation_t(errors: np.ndarray, covariate: np.ndarray, series: np.ndarray)
     varies = (spread_x > 1e-12 * spread_x.max(initial=0.0)) & (spread_e > 1e-12 * spread_e.max(initial=0.0))
     r = cross[varies] / np.sqrt(spread_x[varies] * spread_e[varies])
     z = np.arctanh(np.clip(r, -MAX_CORRELATION, MAX_CORRELATION))
-    if len(z) < 2:
-        return 0.0, len(z)
-    sd = z.std(ddof=1) / np.sqrt(len(z))
-    if sd > 0:
-        return float(abs(z.mean()) / sd), len(z)
-    return (math.inf if z.mean() != 0 else 0.0), len(z)
+    return max(paired_t(z), paired_t(-z)), len(z)  # two-sided
 
 
 # Correlations are clipped here before Fisher's z, which is infinite at +-1 (a covariate that is the error itself).

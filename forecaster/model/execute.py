@@ -99,18 +99,16 @@ def run_plan(
     held-out errors follow a covariate (``model.covariate_check``) is the plan itself run. The fit returned holds the
     check's figures in its plan, and a note where the covariates are not read.
     """
+    given = (previous, train_members, features, corpus_job)
     if not plan.prior_check:
-        return _run(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
-    prior = _run(prior_challenger(params, facts), facts, frame, tz, params, features=features)
+        return _run(plan, facts, frame, tz, params, *given)
+    prior = _run(prior_challenger(params, facts), facts, frame, tz, params, None, None, features, None)
     check = check_covariates(prior, params)
-    if check is None:  # nothing held out to read it on: the covariates are read as declared
-        return _run(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
-    figures = check.to_dict()
-    if check.covariates_read:
-        fit = _run(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
-        return _recorded(fit, replace(fit.plan, check=figures))
-    note = unused_note(figures, list(facts.roles.future), prior.state.closed_when)
-    return _recorded(prior, replace(prior.plan, prior_check=True, check=figures, notes=(*prior.plan.notes, note)))
+    if check is None or check.covariates_read:  # None: no evidence either way, the covariates are read as declared
+        fit = _run(plan, facts, frame, tz, params, *given)
+        return fit if check is None else _recorded(fit, replace(fit.plan, check=check.to_dict()))
+    note = unused_note(check.to_dict(), list(facts.roles.future), prior.state.closed_when)
+    return _recorded(prior, replace(prior.plan, prior_check=True, check=check.to_dict(), notes=(*prior.plan.notes, note)))
 
 
 def _recorded(fit: Fit, plan: FitPlan) -> Fit:
@@ -118,18 +116,9 @@ def _recorded(fit: Fit, plan: FitPlan) -> Fit:
     return replace(fit, state=replace(fit.state, plan=plan.to_dict()))
 
 
-def _run(
-    plan: FitPlan,
-    facts: PanelFacts,
-    frame: pd.DataFrame,
-    tz: str | None,
-    params: dict,
-    previous=None,
-    train_members: MemberTrainer | None = None,
-    features: FeatureSpec | None = None,
-    corpus_job: JobMaker | None = None,
-) -> Fit:
-    """One plan carried out (``run_plan``'s arguments)."""
+def _run(plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz: str | None, params: dict, *given) -> Fit:
+    """One plan carried out; ``given``: ``run_plan``'s ``previous``, ``train_members``, ``features``, ``corpus_job``."""
+    previous, train_members, features, corpus_job = given
     columns, roles, horizon = Columns.from_params(params), facts.roles, params["horizon"]
     units = dict(plan.units)
     features = _features(plan, previous, frame, columns.id, roles, features)
