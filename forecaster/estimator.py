@@ -63,20 +63,20 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         log_target: model ``log(1 + y)``; quantiles are mapped back exactly by ``expm1``.
         seasonal_profile, trend_line: long-run seasonal profile (5 seasons) and trend line inputs (None: where a season
             spans a year or more).
-        theta_weight, holt_winters_weight: weights of the Theta method and damped Holt-Winters, fitted per series on the
-            history up to the origin. None: 0.25 each (0.15 with future-known covariates, which the partners cannot
-            see) unless held-out windows at the end of the training data show a partner clearly hurting (then 0;
-            ``state_.calibration.blend``); none with future-known covariates and no held-out windows. Given weights, with
-            0.25 for an unset one, must sum to at most 1 (with future-known covariates an unset one gets what is left).
+        theta_weight, holt_winters_weight: weights of the Theta method and damped Holt-Winters, fitted per series up to
+            the origin. None: 0.25 each (0.15 with future-known covariates) unless held-out windows show a partner
+            clearly hurting (then 0; ``state_.calibration.blend``); none with future-known covariates and no held-out
+            windows. Given weights (0.25 for an unset one; what is left with covariates) must sum to at most 1.
         weekly_partners: data finer than a day: partners take the week as season where it forecast better over the last
             4 weeks (``partners/season.py``). None: up to 15-minute data; ``partner_week_``: the week allowed (0: none).
+        partners_follow_covariates: None/True: each partner's forecast takes the network's estimate of what the
+            future-known covariates change (``model/partner_shift.py``); False: not. ``partners_follow_covariates_``.
         max_steps: training steps; None derives them from the windows (0: see ``init``). batch_size, learning_rate.
         early_stopping: hold out every series' last horizon (and the origins calibration holds out) to pick the best
             step; None: on where the budget would pass over the windows over 6 times.
         refit_on_full: after early stopping, retrain on every window for the best step count.
-        warm_start: ``fit`` continues from the current weights (which may have trained on windows the new fit holds
-            out) with a quarter of the budget when the fitted state is compatible (same roles, frequency, window,
-            network and target units; new series and categories are fine), else warns and fits from scratch.
+        warm_start: ``fit`` continues from the current weights with a quarter of the budget when the fitted state is
+            compatible (same roles, frequency, window, network, units; new series are fine), else warns: from scratch.
         init: ``"auto"``: from the shipped prior (docs/prior.md) for a small panel without covariates (at most 4,000
             rows beyond one horizon per series) of a served frequency (yearly, quarterly, monthly) with the prior's
             architecture, unless a warm start, taking no step with ``max_steps`` None (the held-out windows calibrate
@@ -85,8 +85,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
             may win); new covariates start at zero weights and the full rate; the architecture must be the prior's
             (``input_size`` None: its), ``max_steps=0`` keeps it as it is (:meth:`from_pretrained`). ``init_``: the start.
         nonnegative: floor the median and every quantile at zero. None: each series whose history up to the origin is
-            never negative; True: every series; False: never. Quantiles stay ordered; the lift is its own part in
-            ``explain(by="step")``. ``nonnegative_``: the rule the fit took.
+            never negative; True: every series; False: never (the lift is its own part in ``explain``; ``nonnegative_``).
         closed_when: periods forecast at zero: "history" learns them (``model/closures.py``), or ``{column: values}``.
         fill_gaps: accept missing periods and mask them instead of raising. id_col, time_col, target_col: column names.
         n_models: ensemble members (seeds ``random_state + k``), forecasting their median (mean for observations).
@@ -128,6 +127,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         theta_weight: float | None = None,
         holt_winters_weight: float | None = None,
         weekly_partners: bool | None = None,
+        partners_follow_covariates: bool | None = None,
         max_steps: int | None = None,
         batch_size: int = 128,
         learning_rate: float = 3e-3,

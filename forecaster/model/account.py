@@ -8,7 +8,9 @@ With ``attention_values="observations"`` the network's median, in target units, 
   + baseline[h]                                    step, calendar and statics (reads no history)
   + covariates[h]                                  the future-known covariates' effect against their training mean
 
-and the blend scales all of these by the network's share and adds the statistical partners. So
+and the blend scales all of these by the network's share and adds the statistical partners (where they follow the
+covariates, ``model.partner_shift``, the covariates' part keeps the network's whole part and the partners' part is
+their forecast with the covariates at their training mean). So
 the per-point parts summed over the history, plus ``baseline``, ``covariates`` and ``partners``,
 give the forecast, to floating-point rounding (the forecast is defined as that sum). The account is
 in the units the network models: with ``log_target`` they add up to ``log1p`` of the network's forecast,

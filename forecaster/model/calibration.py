@@ -219,6 +219,7 @@ def calibrate(
     fixed: Mapping[str, float | None],
     defaults: Mapping[str, float] | None = None,
     partner_week: int = 0,
+    shift: np.ndarray | None = None,
 ) -> Calibration:
     """Choose the blend and the offset factors from the network's forecasts of the held-out windows.
 
@@ -226,7 +227,8 @@ def calibrate(
     (``series``, ``origins``); ``target`` (N, W) the panel's targets in target units;
     ``fixed`` maps each partner to its explicit weight or None (choose it); ``defaults`` the weights a chosen one
     keeps unless clearly beaten (``partners.blend.default_weights``); ``partner_week`` the periods per week that
-    partners may take as their season (``partners.season``; 0: none).
+    partners may take as their season (``partners.season``; 0: none); ``shift`` (B, H) what the future-known
+    covariates change that the partners cannot see, added to their forecasts (``model.partner_shift``).
     """
     horizon = network_quantiles.shape[1]
     cols = origins[:, None] + np.arange(1, horizon + 1)[None, :]
@@ -239,7 +241,7 @@ def calibrate(
     partners = partner_distributions(
         fits, target, panel.first_col, origins, horizon, season_length, history, series=series, week=partner_week
     )
-    means = [p.mean for p in partners]
+    means = [p.mean if shift is None else p.mean + shift for p in partners]
     blend = {name: 0.0 for name in PARTNERS}
     if active:
         blend.update(choose_blend(median, means, actual, scale, {n: fixed.get(n) for n in active}, series, defaults))

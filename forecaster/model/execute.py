@@ -27,7 +27,7 @@ from .members import MemberTrainer, TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
 from .plan import FitPlan, PanelFacts, prior_challenger, resolved
 from .prior import adapted_weights, learning_rate_scales
-from .resolve import floor_rule, resolve_device
+from .resolve import floor_rule, partners_follow, resolve_device
 from .state import FittedState
 from .training import TrainResult
 from .warm_start import extend_features, extend_spec, widen_static_inputs
@@ -176,6 +176,7 @@ def new_state(frame, tz, panel: Panel, features, plan: FitPlan, config, n_member
         init=plan.init,
         plan=plan.to_dict(),
         nonnegative=floor_rule(params),
+        partners_follow_covariates=partners_follow(params),
         closed_when=resolve_closures(params["closed_when"], frame, columns.target, CovariateRoles.from_params(params).future),
         **units,
     )

@@ -166,6 +166,9 @@ class FittedAttributes:
     nonnegative_ = _from_state("nonnegative", "Which forecasts are floored at zero (``resolve.FLOOR_RULES``).")
     closed_when_ = _from_state("closed_when", "Future-covariate values forecast at zero (``model/closures.py``).")
     partner_week_ = _from_state("partner_week", "Periods per week the partners may take as a season (0: none).")
+    partners_follow_covariates_ = _from_state(
+        "partners_follow_covariates", "Whether the partners' forecasts take the covariates' effect (``model.partner_shift``)."
+    )
     roles_ = _from_state("roles", "Covariate roles.")
     features_ = _from_state("features", "Covariate encoders.")
     quantiles_ = _from_state("quantiles", "Levels the network outputs (requested ones plus the median).")

@@ -15,7 +15,7 @@ import hashlib
 import reprlib
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,7 @@ from .account import Account, network_account
 from .closures import closed_steps
 from .intervals import apply_factors
 from .network import Ensemble
+from .partner_shift import covariate_shift
 from .state import FittedState
 from .training import to_tensors
 
@@ -163,10 +164,13 @@ def blend_partners(
     origins: np.ndarray,
     weights: dict[str, float],
     account: Account | None = None,
+    shift: np.ndarray | None = None,
 ) -> tuple[np.ndarray, Account | None]:
     """Network quantiles (B, H, Q) combined with the statistical partners' forecasts from the same origins.
 
     With the network's ``account``, also the account of the blended forecast, whose total is then the median.
+    ``shift`` (B, H): what the future-known covariates change that the partners cannot see
+    (``model.partner_shift``), added to each partner's forecast.
     """
     active = {name: weight for name, weight in weights.items() if weight > 0.0}
     if not active or len(series) == 0:
@@ -187,6 +191,8 @@ def blend_partners(
         week=state.partner_week,
     )
     partners = [p.mean for p in distributions]
+    if shift is not None:
+        partners = [p + shift for p in partners]
     blended = blend_quantiles(values, partners, list(active.values()), state.median_index)
     if shaped:
         blended = mix_offsets(
@@ -196,7 +202,15 @@ def blend_partners(
         return blended, None
     shares = [w * np.isfinite(p) for p, w in zip(partners, active.values(), strict=True)]
     weighted = sum(np.where(np.isfinite(p), w * p, 0.0) for p, w in zip(partners, active.values(), strict=True))
-    account = account.share(1.0 - sum(shares), weighted)
+    if shift is not None:
+        # The partners moved by what the covariates change against their reference. The covariates' part stays what
+        # it means everywhere (the forecast against the forecast with the covariates at their training mean), so it
+        # takes the network's whole covariates part; the partners keep their forecast at the covariates' mean.
+        moved = sum(shares) * account.covariates
+        account = account.share(1.0 - sum(shares), weighted)
+        account = replace(account, partners=account.partners - moved, covariates=account.covariates + moved)
+    else:
+        account = account.share(1.0 - sum(shares), weighted)
     if exact_shares(state):
         blended += (account.total - blended[:, :, state.median_index])[..., None]  # the median is the sum of its parts
     else:
@@ -231,7 +245,12 @@ def forecast_windows(
         values, attention, parts = run_network(network, state, panel, series, origins, device, account)
     if not np.isfinite(values).all():
         raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
-    values, parts = blend_partners(values, state, panel, series, origins, blend_weights, parts)
+    shift = None
+    if partners_follow(state) and any(w > 0.0 for w in blend_weights.values()):
+        target, medians = target_values(panel, state), values[:, :, state.median_index]
+        with torch_threads(num_threads):
+            shift = covariate_shift(network, state, panel, target, series, origins, medians, device)
+    values, parts = blend_partners(values, state, panel, series, origins, blend_weights, parts, shift)
     if state.calibration is not None:
         values = apply_factors(values, state.calibration.factors, state.median_index)
     if not state.roles.future or not reads_covariates(state):
@@ -242,6 +261,12 @@ def forecast_windows(
     values, parts = floored(values, parts, state, panel, series, origins)
     values, parts = closed(values, parts, state, panel, series, origins)
     return Forecast(series, origins, values, attention, parts)
+
+
+def partners_follow(state: FittedState) -> bool:
+    """Whether the partners take what the covariates change (``model.partner_shift``): where the fit resolved
+    ``partners_follow_covariates`` so and its network reads the covariates."""
+    return state.partners_follow_covariates and bool(state.roles.future) and reads_covariates(state)
 
 
 def reads_covariates(state: FittedState) -> bool:

@@ -125,6 +125,7 @@ CONSTRAINTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "theta_weight": (_optional(_number_in(0.0, 1.0)), "a number in [0, 1] or None"),
     "holt_winters_weight": (_optional(_number_in(0.0, 1.0)), "a number in [0, 1] or None"),
     "weekly_partners": (_optional(_flag), "True, False or None (data finer than a day, up to 15-minute periods)"),
+    "partners_follow_covariates": (_optional(_flag), "True, False or None (with future-known covariates)"),
     "max_steps": (
         _optional(lambda v: not isinstance(v, bool) and isinstance(v, numbers.Integral) and v >= 0),
         "a positive integer, 0 (with init='pretrained': the prior as it is) or None",
@@ -212,6 +213,7 @@ DEFAULTS: dict[str, Any] = {
     "theta_weight": None,
     "holt_winters_weight": None,
     "weekly_partners": None,
+    "partners_follow_covariates": None,
     "max_steps": None,
     "batch_size": 128,
     "learning_rate": 0.003,

@@ -103,6 +103,13 @@ def default_input_size(horizon: int, season_length: int) -> int:
     return int(max(horizon, 2 * season_length, 8))
 
 
+def partners_follow(params: Mapping[str, Any]) -> bool:
+    """``partners_follow_covariates`` resolved: None and True where future-known covariates are declared (there is
+    nothing to follow without them), False never (``model.partner_shift``)."""
+    value = params.get("partners_follow_covariates")
+    return bool(list(params.get("future_covariates") or ())) and (value is None or bool(value))
+
+
 def member_count(n_models: int | None, prior_members: int | None) -> int:
     """Members of a fit: ``n_models`` when given; else one per member of the prior it starts from, or one."""
     return n_models or prior_members or 1

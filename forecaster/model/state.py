@@ -55,6 +55,8 @@ class FittedState:
             fits recorded it, so that it forecasts as it did.
         partner_week: periods per week that each series' partners take as their season where the week forecasts
             better (``partners.season``); 0 for none, and for a file written before fits recorded it.
+        partners_follow_covariates: whether each partner's forecast takes what the future-known covariates change, as
+            the network estimates it (``model.partner_shift``); False for a file written before fits recorded it.
         closed_when: each future-known covariate's values that mark closed periods, forecast as zero
             (``model.closures``); empty for none, and for a file written before fits recorded closures.
         plan: the fit's resolved plan (``forecaster.model.plan.FitPlan.to_dict``); None for a file written before fits
@@ -83,6 +85,7 @@ class FittedState:
     nonnegative: str = "none"
     closed_when: dict[str, list[float]] = field(default_factory=dict)
     partner_week: int = 0
+    partners_follow_covariates: bool = False
 
     @property
     def median_index(self) -> int:
@@ -119,6 +122,7 @@ class FittedState:
             "nonnegative": self.nonnegative,
             "closed_when": {name: list(values) for name, values in self.closed_when.items()},
             "partner_week": self.partner_week,
+            "partners_follow_covariates": self.partners_follow_covariates,
         }
 
     @classmethod
@@ -151,4 +155,5 @@ class FittedState:
             nonnegative=fitted["nonnegative"],
             closed_when={name: [float(v) for v in values] for name, values in fitted["closed_when"].items()},
             partner_week=int(fitted["partner_week"]),
+            partners_follow_covariates=bool(fitted["partners_follow_covariates"]),
         )

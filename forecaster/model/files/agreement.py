@@ -17,7 +17,7 @@ from ...data.frequency import calendar_features, normalise_freq
 from ...data.roles import CovariateRoles
 from ...partners.blend import PARTNERS
 from ..params import CONSTRAINTS, DEFAULTS, MAX_WINDOW_CELLS, blend_weights
-from ..resolve import architecture, floor_rule, partner_week
+from ..resolve import architecture, floor_rule, partner_week, partners_follow
 from ..state import FittedState
 from .layout import CONFIG, HISTORY, Invalid
 from .migration import PARAM_DEFAULTS, check_as_written
@@ -201,6 +201,11 @@ def _check_params_match_state(state: FittedState, params: dict[str, Any]) -> Non
         raise Invalid(
             f"`params.weekly_partners` in {CONFIG} is {params['weekly_partners']!r}, but the model's partners take "
             f"{state.partner_week} periods a week."
+        )
+    if partners_follow(params) != state.partners_follow_covariates:
+        raise Invalid(
+            f"`params.partners_follow_covariates` in {CONFIG} is {params['partners_follow_covariates']!r}, but the "
+            f"model's partners {'follow' if state.partners_follow_covariates else 'do not follow'} its covariates."
         )
     if floor_rule(params) != state.nonnegative:
         raise Invalid(

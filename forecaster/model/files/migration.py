@@ -38,6 +38,7 @@ PARAM_DEFAULTS = {
     "nonnegative": False,
     "closed_when": None,
     "weekly_partners": False,
+    "partners_follow_covariates": False,
 }
 
 # The partners' default weights of 0.3.0 to 0.9.0. A model file those versions wrote from a fit that recorded no blend
@@ -58,6 +59,7 @@ STATE_DEFAULTS: dict[str, Any] = {
     "nonnegative": "none",
     "closed_when": {},
     "partner_week": 0,
+    "partners_follow_covariates": False,
 }
 # Fields of a recorded calibration that files written before they existed lack: no partner's distribution mixed in.
 CALIBRATION_DEFAULTS: dict[str, Any] = {"shape": 0.0}

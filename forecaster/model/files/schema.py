@@ -332,6 +332,7 @@ def config_schema(version: int) -> Check:
             "nonnegative": (text(*FLOOR_RULES), False),
             "closed_when": (mapping(list_of(real(), MAX_CLOSED_VALUES), MAX_FEATURES), False),
             "partner_week": (integer(0, MAX_STEPS), False),
+            "partners_follow_covariates": (flag, False),
         }
     )
     top: dict[str, tuple[Check, bool]] = {
