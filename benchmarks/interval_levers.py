@@ -49,8 +49,8 @@ def install_shift() -> None:
     shifts: dict[int, np.ndarray] = {}
     learn, apply = calibration.calibrate, inference.apply_factors
 
-    def calibrate(values, target, panel, series, origins, levels, median_index, season, history, fixed, defaults=None):
-        learnt = learn(values, target, panel, series, origins, levels, median_index, season, history, fixed, defaults)
+    def calibrate(values, target, panel, series, origins, levels, median_index, season, history, fixed, defaults=None, **options):
+        learnt = learn(values, target, panel, series, origins, levels, median_index, season, history, fixed, defaults, **options)
         if learnt.treatment is None:
             return learnt
         horizon = values.shape[1]
@@ -58,10 +58,12 @@ def install_shift() -> None:
         active = [n for n in calibration.PARTNERS if learnt.blend.get(n, 0.0) > 0.0]
         fits = [calibration.PARTNERS[n].fit for n in active]
         partners = calibration.partner_distributions(
-            fits, target, panel.first_col, origins, horizon, season, history, series=series
+            fits, target, panel.first_col, origins, horizon, season, history, series=series, week=options.get("partner_week", 0)
         )
         weights = [learnt.blend[n] for n in active]
-        forecast = calibration.blend_quantiles(values, [p.mean for p in partners], weights, median_index) if active else values
+        shift = options.get("shift")
+        means = [p.mean if shift is None else p.mean + shift for p in partners]
+        forecast = calibration.blend_quantiles(values, means, weights, median_index) if active else values
         if learnt.shape > 0:
             forecast = calibration.mix_offsets(forecast, partners, weights, median_index, levels, learnt.shape)
         forecast = calibration.apply_factors(forecast, learnt.factors, median_index)

@@ -76,7 +76,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
             step; None: on where the budget would pass over the windows over 6 times.
         refit_on_full: after early stopping, retrain on every window for the best step count.
         warm_start: ``fit`` continues from the current weights with a quarter of the budget when the fitted state is
-            compatible (same roles, frequency, window, network, units; new series are fine), else warns: from scratch.
+            compatible (same roles, frequency, window, network, units; new series or categories fine), else warns and fits anew.
         init: ``"auto"``: from the shipped prior (docs/prior.md) for a small panel without covariates (at most 4,000
             rows beyond one horizon per series) of a served frequency (yearly, quarterly, monthly) with the prior's
             architecture, unless a warm start, taking no step with ``max_steps`` None (the held-out windows calibrate
@@ -85,7 +85,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
             may win); new covariates start at zero weights and the full rate; the architecture must be the prior's
             (``input_size`` None: its), ``max_steps=0`` keeps it as it is (:meth:`from_pretrained`). ``init_``: the start.
         nonnegative: floor the median and every quantile at zero. None: each series whose history up to the origin is
-            never negative; True: every series; False: never (the lift is its own part in ``explain``; ``nonnegative_``).
+            never negative; True: every series; False: never (quantiles stay ordered; the lift in ``explain``; ``nonnegative_``).
         closed_when: periods forecast at zero: "history" learns them (``model/closures.py``), or ``{column: values}``.
         fill_gaps: accept missing periods and mask them instead of raising. id_col, time_col, target_col: column names.
         n_models: ensemble members (seeds ``random_state + k``), forecasting their median (mean for observations).
@@ -323,7 +323,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         from a flat history at the window's level with ``"states"``), ``window_level_x_network_weight`` (``"states"``:
         that level; windows whose scale fell back keep the network's part here) or
         ``step_and_statics_x_network_weight`` (``"observations"``: the head's step, calendar and statics term),
-        ``covariates_x_network_weight``, ``partners_weighted`` and ``floor_at_zero`` (the lift of a negative median).
+        ``covariates_x_network_weight`` (whole where the partners follow covariates), ``partners_weighted``, ``floor_at_zero``.
 
         The state design's shares take a gradient pass per step (docs/attention.md); ``predict`` after ``explain`` on the
         same inputs reuses its pass. With a Dask ``df``, a lazy Dask DataFrame of the point rows.

@@ -115,3 +115,23 @@ def test_the_choice_is_resolved_recorded_and_can_be_turned_off(stores, tmp_path)
     assert fast_model(horizon=HORIZON).fit(history.drop(columns="weekend")).partners_follow_covariates_ is False
     off = fast_model(horizon=HORIZON, future_covariates=["weekend"], partners_follow_covariates=False).fit(history)
     assert off.partners_follow_covariates_ is False
+
+
+def test_predict_without_data_reads_the_same_reference_as_with_the_training_frame():
+    """The kept history tail holds the season the reference reads, even where the window is shorter than it."""
+    history, future = _stores(n_series=4, days=80)
+    future = future.assign(weekend=np.where(future["ds"] == future["ds"].min(), 1.0, future["weekend"]))
+    params = dict(input_size=6, seasonal_profile=False, trend_line=False, theta_weight=0.2, holt_winters_weight=0.2)
+    model = fast_model(horizon=HORIZON, future_covariates=["weekend"], closed_when=None, **params).fit(history)
+    pd.testing.assert_frame_equal(model.predict(future_df=future), model.predict(df=history, future_df=future))
+
+
+def test_nothing_moves_where_the_covariates_equal_their_reference_with_observation_values():
+    """The observation design's median is a sum of parts (float64); the reference pass must not leave its rounding."""
+    history, future = _stores(n_series=4, days=80)
+    model = fast_model(horizon=HORIZON, future_covariates=["weekend"], closed_when=None, attention_values="observations").fit(
+        history
+    )
+    following, blind = _with(model, True, 0.2), _with(model, False, 0.2)
+    moved = following.predict(future_df=future)[QUANTILES].to_numpy() - blind.predict(future_df=future)[QUANTILES].to_numpy()
+    assert np.abs(moved).max() < 1e-9 * np.abs(blind.predict(future_df=future)["y_hat"]).max()

@@ -215,8 +215,10 @@ def _gradient_account(
 #   back, such as constant ones, have no shares and keep the network's part here.
 #   step_and_statics_x_network_weight ("observations"): the head's step, calendar and statics term and the unattended
 #   level.
-# - covariates_x_network_weight: the future-known covariates' effect against their training mean.
-# - partners_weighted: the statistical partners' forecasts times their blend weights.
+# - covariates_x_network_weight: the future-known covariates' effect against their training mean (whole, not times the
+#   network's weight, where the partners follow the covariates: ``model.partner_shift``).
+# - partners_weighted: the statistical partners' forecasts times their blend weights (where they follow the
+#   covariates, their forecasts with the covariates at their training mean).
 # - floor_at_zero: what lifted a negative median to zero (``nonnegative``); 0 where nothing was lifted.
 STEP_PARTS = {
     "states": (

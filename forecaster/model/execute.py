@@ -167,9 +167,7 @@ def new_state(frame, tz, panel: Panel, features, plan: FitPlan, config, n_member
         network=config,
         n_members=n_members,
         tz=tz,
-        history=by_series.tail(history_kept(units["input_size"], panel.decomposition, units["partner_week"])).reset_index(
-            drop=True
-        ),
+        history=by_series.tail(kept_history(units, panel, partners_follow(params))).reset_index(drop=True),
         training_end=by_series[columns.time].max(),
         scaler=params["scaler"],
         warm_starts=plan.warm_starts,
@@ -180,3 +178,10 @@ def new_state(frame, tz, panel: Panel, features, plan: FitPlan, config, n_member
         closed_when=resolve_closures(params["closed_when"], frame, columns.target, CovariateRoles.from_params(params).future),
         **units,
     )
+
+
+def kept_history(units: dict, panel: Panel, follow: bool) -> int:
+    """Periods per series a fitted state keeps for ``predict()`` without data: what a forecast reads (``history_kept``),
+    and a season more where the partners follow the covariates (their reference reads the season before each step)."""
+    kept = history_kept(units["input_size"], panel.decomposition, units["partner_week"])
+    return max(kept, units["season_length"]) if follow else kept

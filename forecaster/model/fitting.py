@@ -155,7 +155,8 @@ def calibrated(
     values, _, _ = run_network(network, state, panel, series, origins, device)
     history = history_kept(state.input_size, panel.decomposition)
     shift = None
-    if partners_follow(state) and covariates_read:
+    blended = any(w is None or w > 0.0 for w in explicit_blend_weights(params).values())
+    if partners_follow(state) and covariates_read and blended:
         target = target_values(panel, state)
         shift = covariate_shift(network, state, panel, target, series, origins, values[:, :, state.median_index], device)
     calibration = calibrate(

@@ -18,7 +18,7 @@ A covariate that carries nothing moves the network by nothing and leaves the par
 network learnt to forecast low moves the partners down with it. Calendar features and the decomposition inputs are
 not replaced: the partners' seasons carry them. The latest period rather than a mean over the partner's seasons:
 the partners' levels follow the last periods, and a mean of a 0/1 flag is a value the network never saw (on the
-suite's half-hourly electricity panel a mean over the partners' days cost 26%; ``benchmarks/history/0.16.0.md``).
+suite's half-hourly electricity panel a mean over the partners' days cost 24%; ``benchmarks/history/0.16.0.md``).
 
 Reads no column after a window's origin besides the future-known covariates of its horizon (which the decoder reads
 anyway).
@@ -76,7 +76,13 @@ def covariate_shift(
     device: str,
 ) -> np.ndarray:
     """(B, H) the network's median (``medians``, target units) minus its median with the future-known covariates at
-    their reference (:func:`reference_covariates`): what the covariates change that the partners cannot see."""
+    their reference (:func:`reference_covariates`): what the covariates change that the partners cannot see. Exactly 0
+    on the steps whose covariates equal their reference (``medians`` may come from a sum of parts, whose float rounding
+    differs from a forward pass).
+
+    Raises:
+        FloatingPointError: the network produced a non-finite forecast at the reference.
+    """
     horizon = state.network.horizon
     shift = np.zeros((len(series), horizon))
     n_future = len(state.roles.future)
@@ -86,11 +92,14 @@ def covariate_shift(
     for start in range(0, len(series), CHUNK):
         part = slice(start, start + CHUNK)
         batch = assemble(panel, state.roles, series[part], origins[part], state.input_size, horizon, state.scaler, False)
-        reference = reference_covariates(panel, series[part], origins[part], horizon, seasons[part])
-        batch.future_known[:, :, :n_future] = reference.astype(np.float32)
+        reference = reference_covariates(panel, series[part], origins[part], horizon, seasons[part]).astype(np.float32)
+        same = (reference == batch.future_known[:, :, :n_future]).all(axis=2)  # (b, H): nothing for the partners to miss
+        batch.future_known[:, :, :n_future] = reference
         with torch.inference_mode():
             scaled, _, _ = network.run(**to_tensors(batch, device))
         values = scaled[..., state.median_index].double().cpu().numpy() * batch.scale[:, None] + batch.loc[:, None]
         at_reference = np.expm1(values) if state.log_target else values
-        shift[part] = medians[part] - at_reference
+        shift[part] = np.where(same, 0.0, medians[part] - at_reference)  # exactly 0 where the inputs are the same
+    if not np.isfinite(shift).all():
+        raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
     return shift
