@@ -12,8 +12,8 @@ from conftest import fast_model, future_frame
 
 from forecaster import Seq2SeqForecaster, backtest
 from forecaster.datasets import make_panel
-from forecaster.model.inference import partners_follow
 from forecaster.model.params import CONSTRAINTS
+from forecaster.model.partner_shift import follows_covariates
 from forecaster.model.state import FittedState
 
 DATA = Path(__file__).parent / "data"
@@ -80,7 +80,7 @@ def test_explain_then_predict_on_the_same_inputs_runs_the_network_once(fitted, p
     future = future_frame(df, 6)
     calls, run = [], fitted.network_.run
     # a forecast pass runs the network once, and once more where the partners follow the covariates (partner_shift)
-    runs = 2 if partners_follow(fitted.state_) and any(w > 0 for w in fitted._blend_weights().values()) else 1
+    runs = 2 if follows_covariates(fitted.state_) and any(w > 0 for w in fitted._blend_weights().values()) else 1
 
     def counted(*args, **kwargs):
         calls.append(1)

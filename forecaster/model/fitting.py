@@ -15,11 +15,11 @@ from ..data.windows import admissible_origins, assemble
 from ..partners.blend import default_weights
 from .budget import FINE_TUNE_CHECKS, FINE_TUNE_PATIENCE, use_early_stopping
 from .calibration import Calibration, HoldOut, calibrate, plan_holdout
-from .inference import history_kept, partners_follow, run_network, target_values
+from .inference import history_kept, run_network, target_values
 from .members import TrainingJob
 from .network import Ensemble, NetworkConfig
 from .params import blend_weights, explicit_blend_weights, has_future_covariates, needs_calibration
-from .partner_shift import covariate_shift
+from .partner_shift import partner_shift
 from .resolve import architecture
 from .state import FittedState
 from .training import TrainConfig
@@ -153,22 +153,19 @@ def calibrated(
     if len(series) == 0:
         return state
     values, _, _ = run_network(network, state, panel, series, origins, device)
-    history = history_kept(state.input_size, panel.decomposition)
-    shift = None
-    blended = any(w is None or w > 0.0 for w in explicit_blend_weights(params).values())
-    if partners_follow(state) and covariates_read and blended:
-        target = target_values(panel, state)
-        shift = covariate_shift(network, state, panel, target, series, origins, values[:, :, state.median_index], device)
+    target, medians = target_values(panel, state), values[:, :, state.median_index]
+    blended = covariates_read and any(w is None or w > 0.0 for w in explicit_blend_weights(params).values())
+    shift = partner_shift(network, state, panel, target, series, origins, medians, device, blended)
     calibration = calibrate(
         values,
-        target_values(panel, state),
+        target,
         panel,
         series,
         origins,
         state.quantiles,
         state.median_index,
         state.season_length,
-        history,
+        history_kept(state.input_size, panel.decomposition),
         explicit_blend_weights(params),
         default_weights(covariates_read and has_future_covariates(params)),
         partner_week=state.partner_week,

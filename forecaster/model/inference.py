@@ -33,12 +33,9 @@ from .account import Account, network_account
 from .closures import closed_steps
 from .intervals import apply_factors
 from .network import Ensemble
-from .partner_shift import covariate_shift
-from .state import FittedState
+from .partner_shift import CHUNK, partner_shift
+from .state import FittedState, reads_covariates
 from .training import to_tensors
-
-# Windows per forward pass: bounds memory on large panels without slowing small ones.
-CHUNK = 2048
 
 
 @dataclass(frozen=True)
@@ -202,15 +199,14 @@ def blend_partners(
         return blended, None
     shares = [w * np.isfinite(p) for p, w in zip(partners, active.values(), strict=True)]
     weighted = sum(np.where(np.isfinite(p), w * p, 0.0) for p, w in zip(partners, active.values(), strict=True))
+    network_covariates = account.covariates
+    account = account.share(1.0 - sum(shares), weighted)
     if shift is not None:
         # The partners moved by what the covariates change against their reference. The covariates' part stays what
         # it means everywhere (the forecast against the forecast with the covariates at their training mean), so it
         # takes the network's whole covariates part; the partners keep their forecast at the covariates' mean.
-        moved = sum(shares) * account.covariates
-        account = account.share(1.0 - sum(shares), weighted)
+        moved = sum(shares) * network_covariates
         account = replace(account, partners=account.partners - moved, covariates=account.covariates + moved)
-    else:
-        account = account.share(1.0 - sum(shares), weighted)
     if exact_shares(state):
         blended += (account.total - blended[:, :, state.median_index])[..., None]  # the median is the sum of its parts
     else:
@@ -245,11 +241,10 @@ def forecast_windows(
         values, attention, parts = run_network(network, state, panel, series, origins, device, account)
     if not np.isfinite(values).all():
         raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
-    shift = None
-    if partners_follow(state) and any(w > 0.0 for w in blend_weights.values()):
-        target, medians = target_values(panel, state), values[:, :, state.median_index]
-        with torch_threads(num_threads):
-            shift = covariate_shift(network, state, panel, target, series, origins, medians, device)
+    blended = any(w > 0.0 for w in blend_weights.values())
+    with torch_threads(num_threads):
+        medians = values[:, :, state.median_index]
+        shift = partner_shift(network, state, panel, target_values(panel, state), series, origins, medians, device, blended)
     values, parts = blend_partners(values, state, panel, series, origins, blend_weights, parts, shift)
     if state.calibration is not None:
         values = apply_factors(values, state.calibration.factors, state.median_index)
@@ -261,17 +256,6 @@ def forecast_windows(
     values, parts = floored(values, parts, state, panel, series, origins)
     values, parts = closed(values, parts, state, panel, series, origins)
     return Forecast(series, origins, values, attention, parts)
-
-
-def partners_follow(state: FittedState) -> bool:
-    """Whether the partners take what the covariates change (``model.partner_shift``): where the fit resolved
-    ``partners_follow_covariates`` so and its network reads the covariates."""
-    return state.partners_follow_covariates and bool(state.roles.future) and reads_covariates(state)
-
-
-def reads_covariates(state: FittedState) -> bool:
-    """Whether the fitted network reads its declared covariates (False where the covariate check kept the prior)."""
-    return state.plan is None or state.plan.get("covariates_read", True)
 
 
 def closed(values: np.ndarray, parts, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray):

@@ -33,10 +33,10 @@ from ..data.panel import Panel
 from ..data.windows import assemble
 from ..partners.season import prefers_week
 from .network import Ensemble
-from .state import FittedState
+from .state import FittedState, reads_covariates
 from .training import to_tensors
 
-# Windows per forward pass (as ``inference.CHUNK``).
+# Windows per forward pass: bounds memory on large panels without slowing small ones (``inference`` reads it too).
 CHUNK = 2048
 
 
@@ -62,7 +62,7 @@ def reference_covariates(panel: Panel, series: np.ndarray, origins: np.ndarray, 
     latest = cols - m * -(-steps // m)  # the same phase, one or more seasons back, at or before the origin
     inside = latest >= panel.first_col[series][:, None]
     rows = series[:, None]
-    return np.where(inside[..., None], panel.future[rows, np.maximum(latest, 0)], panel.future[rows, cols]).astype(np.float64)
+    return np.where(inside[..., None], panel.future[rows, np.maximum(latest, 0)], panel.future[rows, cols])
 
 
 def covariate_shift(
@@ -92,7 +92,7 @@ def covariate_shift(
     for start in range(0, len(series), CHUNK):
         part = slice(start, start + CHUNK)
         batch = assemble(panel, state.roles, series[part], origins[part], state.input_size, horizon, state.scaler, False)
-        reference = reference_covariates(panel, series[part], origins[part], horizon, seasons[part]).astype(np.float32)
+        reference = reference_covariates(panel, series[part], origins[part], horizon, seasons[part])
         same = (reference == batch.future_known[:, :, :n_future]).all(axis=2)  # (b, H): nothing for the partners to miss
         batch.future_known[:, :, :n_future] = reference
         with torch.inference_mode():
@@ -103,3 +103,27 @@ def covariate_shift(
     if not np.isfinite(shift).all():
         raise FloatingPointError("The network produced non-finite forecasts; please report this with the data.")
     return shift
+
+
+def partner_shift(
+    network: Ensemble,
+    state: FittedState,
+    panel: Panel,
+    target: np.ndarray,
+    series: np.ndarray,
+    origins: np.ndarray,
+    medians: np.ndarray,
+    device: str,
+    blended: bool,
+) -> np.ndarray | None:
+    """:func:`covariate_shift` where the fit's partners follow the covariates and ``blended`` (a partner may take a
+    weight); None elsewhere, and the partners forecast as they are."""
+    if not (follows_covariates(state) and blended):
+        return None
+    return covariate_shift(network, state, panel, target, series, origins, medians, device)
+
+
+def follows_covariates(state: FittedState) -> bool:
+    """Whether the fit's partners take what the covariates change: where it resolved ``partners_follow_covariates``
+    so and its network reads the covariates."""
+    return state.partners_follow_covariates and bool(state.roles.future) and reads_covariates(state)

@@ -157,3 +157,8 @@ class FittedState:
             partner_week=int(fitted["partner_week"]),
             partners_follow_covariates=bool(fitted["partners_follow_covariates"]),
         )
+
+
+def reads_covariates(state: FittedState) -> bool:
+    """Whether the fitted network reads its declared covariates (False where the covariate check kept the prior)."""
+    return state.plan is None or state.plan.get("covariates_read", True)
