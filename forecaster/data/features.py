@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import math
 import reprlib
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -59,7 +60,7 @@ def fit_features(frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> Fea
     """Learn covariate encodings from a cleaned training frame."""
     numeric = {name: _scaling(frame[name].to_numpy(dtype=np.float64)) for name in roles.past + roles.future}
     categories: dict[str, list] = {}
-    statics = frame.groupby(id_col, sort=False)[list(roles.static)].first() if roles.static else None
+    statics = frame.groupby(id_col, sort=False, observed=True)[list(roles.static)].first() if roles.static else None
     for name in roles.static:
         column = statics[name]
         if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
@@ -116,7 +117,7 @@ def feature_parts(frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> Fe
     """The covariate statistics of a cleaned frame whose series are whole (a Dask partition of whole series)."""
     numeric = {name: Moments.of(frame[name].to_numpy(dtype=np.float64)) for name in roles.past + roles.future}
     categories: dict[str, frozenset] = {}
-    statics = frame.groupby(id_col, sort=False)[list(roles.static)].first() if roles.static else None
+    statics = frame.groupby(id_col, sort=False, observed=True)[list(roles.static)].first() if roles.static else None
     for name in roles.static:
         column = statics[name]
         if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
@@ -195,8 +196,10 @@ def check_static_types(name: str, known: list, values: list) -> None:
         )
 
 
-def encode_statics(per_series: pd.DataFrame, names: tuple[str, ...], spec: FeatureSpec) -> np.ndarray:
-    """Encode one row of statics per series into (N, S) float32; unseen categories map to all zeros.
+def encode_statics(
+    per_series: pd.DataFrame, names: tuple[str, ...], spec: FeatureSpec, ids: np.ndarray | None = None
+) -> np.ndarray:
+    """One row of statics per series as (N, S) float32; unseen categories map to all zeros, with a warning (``ids``).
 
     Raises:
         ValueError: a categorical static retyped as a whole (``check_static_types``), or text in a numeric one.
@@ -210,6 +213,8 @@ def encode_statics(per_series: pd.DataFrame, names: tuple[str, ...], spec: Featu
             onehot = np.zeros((len(codes), len(cats)), dtype=np.float32)
             seen = codes >= 0
             onehot[np.flatnonzero(seen), codes[seen]] = 1.0
+            if not seen.all():
+                _warn_unseen(name, per_series, ~seen, per_series.index.to_numpy() if ids is None else np.asarray(ids))
             blocks.append(onehot)
         else:
             scaling = spec.numeric[name]
@@ -223,6 +228,19 @@ def encode_statics(per_series: pd.DataFrame, names: tuple[str, ...], spec: Featu
     if not blocks:
         return np.zeros((len(per_series), 0), dtype=np.float32)
     return np.concatenate(blocks, axis=1).astype(np.float32)
+
+
+def _warn_unseen(name: str, per_series: pd.DataFrame, unseen: np.ndarray, ids: np.ndarray) -> None:
+    """One warning naming a static's values the model was not fitted with, and series that hold them."""
+    values = list(dict.fromkeys(per_series[name].to_numpy()[unseen].tolist()))
+    series = ids[unseen].tolist()
+    warnings.warn(
+        f"Static covariate `{name}` holds values the model was not fitted with ({reprlib.repr(values)}, in "
+        f"{len(series)} series such as {reprlib.repr(series[:3])}): those series get no category of `{name}` (all "
+        "zeros), as a series of a new kind would. Check the spelling, or refit.",
+        UserWarning,
+        stacklevel=2,
+    )
 
 
 def static_width(names: tuple[str, ...], spec: FeatureSpec) -> int:

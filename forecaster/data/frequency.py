@@ -38,11 +38,19 @@ _MAX_PERIODS_PER_DAY = 1440
 
 
 def normalise_freq(freq: str | pd.DateOffset) -> pd.DateOffset:
-    """Turn a pandas offset alias into an offset, with a clear error for bad aliases."""
+    """Turn a pandas offset alias into an offset, with a clear error for bad aliases and for offsets without one."""
     try:
-        return to_offset(freq)
+        offset = to_offset(freq)
     except (ValueError, TypeError) as error:
         raise ValueError(f"`freq`={freq!r} is not a pandas offset alias such as 'D', 'MS' or 'h'.") from error
+    try:
+        offset.name  # seasons, calendars and priors are read off the alias  # noqa: B018
+    except NotImplementedError as error:  # e.g. pd.DateOffset(months=1): a step with no alias
+        raise ValueError(
+            f"`freq`={freq!r} has no pandas offset alias; give one such as 'MS' (month start), 'ME' (month end), "
+            "'D' or 'h' (for monthly dates within the month, date each month by its start and pass 'MS')."
+        ) from error
+    return offset
 
 
 def _base_name(offset: pd.DateOffset) -> str:
@@ -157,13 +165,31 @@ def infer_offset(times: pd.Series, ids: pd.Series) -> pd.DateOffset:
             continue
         found.setdefault(alias, series_id)
     if not found:
-        raise ValueError(
-            "Could not infer the frequency of `ds` (too few regular timestamps); pass `freq`, e.g. freq='MS' for monthly data."
-        )
+        raise ValueError(_not_inferred(grouped if len(candidates) else None))
     if len(found) > 1:
         detail = ", ".join(f"series {sid!r} looks {alias!r}" for alias, sid in list(found.items())[:3])
         raise ValueError(f"Mixed frequencies in `ds`: {detail}. Pass `freq` or split the panel.")
     return normalise_freq(next(iter(found)))
+
+
+def _not_inferred(grouped) -> str:
+    """Why no frequency was inferred: too few timestamps per series, or timestamps on no pandas calendar."""
+    if grouped is None:
+        return "Could not infer the frequency of `ds`: no series has 3 timestamps; pass `freq`, e.g. freq='MS' for monthly data."
+    series_id, ds = next(iter(grouped))
+    stamps = pd.DatetimeIndex(ds.to_numpy())
+    shown = ", ".join(str(t.date()) if t == t.normalize() else str(t) for t in stamps[:3])
+    message = (
+        f"Could not infer the frequency of `ds`: the timestamps follow no pandas calendar (series {series_id!r}: "
+        f"{shown}, ...); pass `freq`, e.g. freq='MS' for monthly data."
+    )
+    gaps = np.diff(stamps.asi8) / 86_400e9
+    if len(stamps) and (stamps.day == stamps.day[0]).all() and stamps.day[0] > 1 and ((gaps >= 28) & (gaps <= 31)).all():
+        message += (
+            f" Monthly dates on day {stamps.day[0]} have no pandas alias: date each month by its start "
+            "(`df['ds'] = df['ds'].dt.to_period('M').dt.to_timestamp()`) and pass freq='MS'."
+        )
+    return message
 
 
 def build_grid(first: pd.Timestamp, last: pd.Timestamp, offset: pd.DateOffset, before: int, after: int) -> pd.DatetimeIndex:

@@ -23,7 +23,7 @@ from .features import FeatureSpec, encode_statics, scale_columns
 from .frequency import calendar_features
 from .placement import MAX_CALENDAR_PERIODS, MAX_PERIODS_PER_ROW, check_calendar_span, check_on_grid, layout, positions
 from .roles import CovariateRoles, LeakageError
-from .validation import Columns, when
+from .validation import Columns, check_id_types, when
 
 # Where rows lie on the calendar is checked in ``placement``; its checks stay importable from here.
 __all__ = [
@@ -148,7 +148,7 @@ def build_panel(
         past=past,
         future=fut,
         calendar=calendar_features(grid, offset),
-        static=encode_statics(per_series, roles.static, spec),
+        static=encode_statics(per_series, roles.static, spec, np.asarray(uniques)),
         past_names=roles.past,
         future_names=roles.future,
     )
@@ -197,6 +197,7 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
     codes = index.get_indexer(future[columns.id])
     unknown = codes < 0
     if unknown.any():
+        check_id_types(index, future[columns.id], columns.id, "future_df", "df")
         raise ValueError(
             f"`future_df` has series {reprlib.repr(sorted(set(future[columns.id][unknown].tolist()), key=str))} "
             "that are not in the history."

@@ -172,6 +172,26 @@ def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: b
     return values
 
 
+def check_id_types(
+    ids: pd.Series | pd.Index, other: pd.Series | pd.Index, column: str, argument: str, other_argument: str
+) -> None:
+    """Refuse ids of two frames that match only as text (the integer 7 against the string '7'), naming both dtypes.
+
+    Without it the rows of one frame match none of the other's, and the error that follows (a series not in the
+    history, a covariate missing) names ids that look the same in both frames.
+    """
+    mine, theirs = pd.Index(pd.unique(np.asarray(ids))), pd.Index(pd.unique(np.asarray(other)))
+    if pd.api.types.is_numeric_dtype(mine) == pd.api.types.is_numeric_dtype(theirs):
+        return
+    as_text = set(mine.astype(str)) & set(theirs.astype(str))
+    if as_text:
+        example = sorted(as_text)[0]
+        raise ValueError(
+            f"`{argument}` has `{column}` values of dtype {theirs.dtype} and `{other_argument}` of dtype {mine.dtype}: "
+            f"ids such as {example!r} match only as text. Give both frames the same id type."
+        )
+
+
 def _check_duplicates(df: pd.DataFrame, columns: Columns, argument: str) -> None:
     duplicated = df.duplicated([columns.id, columns.time], keep=False).to_numpy()
     if duplicated.any():
@@ -282,7 +302,9 @@ def _check_statics(frame: pd.DataFrame, columns: Columns, roles: CovariateRoles)
 def merge_covariates(
     df: pd.DataFrame, covariates: pd.DataFrame, columns: Columns, roles: CovariateRoles, argument: str = "future_covariates_df"
 ) -> tuple[pd.DataFrame, str | None]:
-    """``df`` with the future-known covariates it lacks taken from ``covariates`` (same ids and timestamps), and its zone.
+    """``df`` with its future-known covariates taken from ``covariates`` (same ids and timestamps), and its zone.
+
+    A declared future-known covariate must be a column of one frame only: a column of both is refused by name.
 
     Both frames are checked before they are joined, so an error names the frame at fault: a missing
     column, an unparseable or duplicated timestamp. Timestamps are matched as ``clean_history`` reads
@@ -292,6 +314,13 @@ def merge_covariates(
     _require_frame(df, "df")
     _require_frame(covariates, argument)
     _require_columns(df, [columns.id, columns.time], "df")
+    both = [name for name in roles.future if name in df.columns and name in covariates.columns]
+    if both:  # which values would the forecasts see? Taking either in silence scores the other's forecasts
+        listed = ", ".join(f"`{name}`" for name in both)
+        raise ValueError(
+            f"Future-known covariate(s) {listed} are columns of both `df` and `{argument}`: give each in one frame "
+            f"(drop them from `df` to forecast with the values of `{argument}`, e.g. forecasts of the weather)."
+        )
     wanted = [name for name in roles.future if name not in df.columns]
     _require_columns(covariates, [columns.id, columns.time, *wanted], argument)
     history = df.copy()
@@ -306,6 +335,7 @@ def merge_covariates(
         times, _ = _to_naive_times(pd.to_datetime(extra[columns.time]).dt.tz_convert(zone), columns.time, tz)
     extra[columns.time] = times
     _check_duplicates(extra, columns, argument)
+    check_id_types(history[columns.id], extra[columns.id], columns.id, argument, "df")
     if history[columns.id].dtype != extra[columns.id].dtype:  # e.g. categorical ids in one frame, strings in the other
         history[columns.id], extra[columns.id] = history[columns.id].astype(object), extra[columns.id].astype(object)
     return history.merge(extra, on=[columns.id, columns.time], how="left", validate="many_to_one"), tz
@@ -331,6 +361,9 @@ def _future_times(values: pd.Series, column: str, tz_token: str | None) -> pd.Se
 def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRoles, tz_token: str | None = None) -> pd.DataFrame:
     """Validate a frame of future-known covariates for the horizon.
 
+    Columns that are neither keys, declared future-known covariates nor statics are not read, and a warning names
+    them: a covariate given for the horizon but never declared would otherwise change nothing without a word.
+
     Raises:
         LeakageError: it carries the target or a past-only covariate.
     """
@@ -343,6 +376,14 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
         )
     needed = [columns.id, columns.time, *roles.future]
     _require_columns(future_df, needed, "future_df")
+    unread = [name for name in future_df.columns if name not in (*needed, *roles.static)]
+    if unread:  # the usual slip: a covariate given for the horizon but never declared
+        warnings.warn(
+            f"`future_df` columns {', '.join(f'`{c}`' for c in unread)} are not declared future-known covariates, so the "
+            "forecasts do not read them; declare them with `future_covariates=[...]` (and refit) to use them.",
+            UserWarning,
+            stacklevel=2,
+        )
     frame = future_df.loc[:, needed].copy()
     frame[columns.time] = _future_times(frame[columns.time], columns.time, tz_token)
     for name in roles.future:

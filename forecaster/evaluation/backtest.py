@@ -59,7 +59,8 @@ def backtest(
 
     Every fold gives the model and the baselines exactly the same data: all rows with
     ``ds <= cutoff`` (per series), plus future-known covariates for the fold's horizon
-    (from ``df``, or from ``future_covariates_df`` when ``df`` lacks those columns). The model is
+    (from ``df``, or from ``future_covariates_df``, which must then hold the ones ``df`` lacks and no other
+    declared one: a covariate in both frames is refused, since either choice would be silent). The model is
     cloned and fitted per fold (``refit=True``), every ``k`` folds (``refit=k``) or once on the first
     fold's data (``refit=False``: all origins in one forward pass); with ``model.warm_start`` each refit
     continues from the previous fold's model. ``window="sliding"`` keeps each series' first-fold history
