@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime
 import math
 import reprlib
-import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -18,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .roles import CovariateRoles
+from .static_labels import check_static_types, json_value, warn_near_labels
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def fit_features(frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> Fea
             numeric[name] = _scaling(column.to_numpy(dtype=np.float64))
         else:
             # The type breaks ties between values that print alike (1 and "1"), so the order never depends on hashing.
-            categories[name] = sorted({_json_value(v) for v in column.tolist()}, key=lambda v: (str(v), type(v).__name__))
+            categories[name] = sorted({json_value(v) for v in column.tolist()}, key=lambda v: (str(v), type(v).__name__))
     return FeatureSpec(numeric, categories)
 
 
@@ -123,7 +123,7 @@ def feature_parts(frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> Fe
         if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
             numeric[name] = Moments.of(column.to_numpy(dtype=np.float64))
         else:
-            categories[name] = frozenset(_json_value(v) for v in column.tolist())
+            categories[name] = frozenset(json_value(v) for v in column.tolist())
     return FeatureParts(numeric, categories)
 
 
@@ -148,12 +148,6 @@ def merge_features(parts: list[FeatureParts]) -> FeatureSpec:
     )
 
 
-def _json_value(value: object) -> object:
-    if isinstance(value, (np.generic,)):
-        return value.item()
-    return value
-
-
 def scale_columns(frame: pd.DataFrame, names: tuple[str, ...], spec: FeatureSpec) -> np.ndarray:
     """Standardise numeric covariates; (rows, len(names)) float64, NaN kept."""
     if not names:
@@ -163,37 +157,6 @@ def scale_columns(frame: pd.DataFrame, names: tuple[str, ...], spec: FeatureSpec
         scaling = spec.numeric[name]
         out[:, j] = (frame[name].to_numpy(dtype=np.float64) - scaling.mean) / scaling.std
     return out
-
-
-def _kinds(values) -> set[str]:
-    """The kinds of values: text, number (bools apart) or another type's name."""
-
-    def kind(v) -> str:
-        if isinstance(v, str):
-            return "text"
-        if isinstance(v, (bool, np.bool_)):
-            return "bool"
-        return "number" if isinstance(v, (int, float, np.integer, np.floating)) else type(v).__name__
-
-    return {kind(v) for v in values}
-
-
-def check_static_types(name: str, known: list, values: list) -> None:
-    """Refuse a categorical static whose values are all unknown and of other kinds than the fitted categories.
-
-    New categories are fine (a new series, a new store type); labels retyped as a whole ('A'/'B' read back as 1/2)
-    would make every series read the unseen-category input, silently.
-
-    Raises:
-        ValueError: naming the column, its fitted categories and the values given.
-    """
-    fitted, given = _kinds(known), _kinds(values)
-    if values and known and not (set(map(_json_value, values)) & set(known)) and not (fitted & given):
-        raise ValueError(
-            f"Static covariate `{name}` was fitted with {'/'.join(sorted(fitted))} labels ({reprlib.repr(list(known))}) "
-            f"but holds {'/'.join(sorted(given))} values ({reprlib.repr(list(dict.fromkeys(values)))}), none of them known: "
-            "convert the column back to the labels it was fitted with, or refit."
-        )
 
 
 def encode_statics(
@@ -214,7 +177,8 @@ def encode_statics(
             seen = codes >= 0
             onehot[np.flatnonzero(seen), codes[seen]] = 1.0
             if not seen.all():
-                _warn_unseen(name, per_series, ~seen, per_series.index.to_numpy() if ids is None else np.asarray(ids))
+                rows = per_series.index.to_numpy() if ids is None else np.asarray(ids)
+                warn_near_labels(name, per_series, ~seen, rows, cats)
             blocks.append(onehot)
         else:
             scaling = spec.numeric[name]
@@ -228,19 +192,6 @@ def encode_statics(
     if not blocks:
         return np.zeros((len(per_series), 0), dtype=np.float32)
     return np.concatenate(blocks, axis=1).astype(np.float32)
-
-
-def _warn_unseen(name: str, per_series: pd.DataFrame, unseen: np.ndarray, ids: np.ndarray) -> None:
-    """One warning naming a static's values the model was not fitted with, and series that hold them."""
-    values = list(dict.fromkeys(per_series[name].to_numpy()[unseen].tolist()))
-    series = ids[unseen].tolist()
-    warnings.warn(
-        f"Static covariate `{name}` holds values the model was not fitted with ({reprlib.repr(values)}, in "
-        f"{len(series)} series such as {reprlib.repr(series[:3])}): those series get no category of `{name}` (all "
-        "zeros), as a series of a new kind would. Check the spelling, or refit.",
-        UserWarning,
-        stacklevel=2,
-    )
 
 
 def static_width(names: tuple[str, ...], spec: FeatureSpec) -> int:

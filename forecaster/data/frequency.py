@@ -173,18 +173,18 @@ def infer_offset(times: pd.Series, ids: pd.Series) -> pd.DateOffset:
 
 
 def _not_inferred(grouped) -> str:
-    """Why no frequency was inferred: too few timestamps per series, or timestamps on no pandas calendar."""
+    """Why no frequency was inferred: too few timestamps per series, or no spacing pandas can name."""
     if grouped is None:
         return "Could not infer the frequency of `ds`: no series has 3 timestamps; pass `freq`, e.g. freq='MS' for monthly data."
     series_id, ds = next(iter(grouped))
-    stamps = pd.DatetimeIndex(ds.to_numpy())
+    stamps = pd.DatetimeIndex(ds.to_numpy()).sort_values()
     shown = ", ".join(str(t.date()) if t == t.normalize() else str(t) for t in stamps[:3])
     message = (
-        f"Could not infer the frequency of `ds`: the timestamps follow no pandas calendar (series {series_id!r}: "
-        f"{shown}, ...); pass `freq`, e.g. freq='MS' for monthly data."
+        f"Could not infer the frequency of `ds`: no series is spaced as pandas can name (gaps or irregular dates; series "
+        f"{series_id!r}: {shown}, ...). Pass `freq`, e.g. freq='D' or 'MS' (with `fill_gaps=True` where periods are missing)."
     )
-    gaps = np.diff(stamps.asi8) / 86_400e9
-    if len(stamps) and (stamps.day == stamps.day[0]).all() and stamps.day[0] > 1 and ((gaps >= 28) & (gaps <= 31)).all():
+    months = stamps.to_period("M").asi8
+    if (stamps.day == stamps.day[0]).all() and stamps.day[0] > 1 and (np.diff(months) >= 1).all():
         message += (
             f" Monthly dates on day {stamps.day[0]} have no pandas alias: date each month by its start "
             "(`df['ds'] = df['ds'].dt.to_period('M').dt.to_timestamp()`) and pass freq='MS'."

@@ -197,7 +197,7 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
     codes = index.get_indexer(future[columns.id])
     unknown = codes < 0
     if unknown.any():
-        check_id_types(index, future[columns.id], columns.id, "future_df", "df")
+        check_id_types(index, future[columns.id], columns.id, "`future_df`", "the history")
         raise ValueError(
             f"`future_df` has series {reprlib.repr(sorted(set(future[columns.id][unknown].tolist()), key=str))} "
             "that are not in the history."

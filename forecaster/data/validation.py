@@ -172,22 +172,25 @@ def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: b
     return values
 
 
-def check_id_types(
-    ids: pd.Series | pd.Index, other: pd.Series | pd.Index, column: str, argument: str, other_argument: str
-) -> None:
-    """Refuse ids of two frames that match only as text (the integer 7 against the string '7'), naming both dtypes.
+def check_id_types(ids: pd.Series | pd.Index, other: pd.Series | pd.Index, column: str, label: str, other_label: str) -> None:
+    """Refuse ids of ``other`` that match none of ``ids`` by value but some as text (the integer 7 against the string
+    '7'), naming both dtypes. ``label`` / ``other_label``: how the message names the frames of ``other`` and ``ids``.
 
     Without it the rows of one frame match none of the other's, and the error that follows (a series not in the
-    history, a covariate missing) names ids that look the same in both frames.
+    history, a covariate missing) names ids that look the same in both frames. Ids that match by value (object
+    columns of Python ints against int64) pass, as the join reads them.
     """
-    mine, theirs = pd.Index(pd.unique(np.asarray(ids))), pd.Index(pd.unique(np.asarray(other)))
-    if pd.api.types.is_numeric_dtype(mine) == pd.api.types.is_numeric_dtype(theirs):
+    if ids.dtype == other.dtype and ids.dtype != object:
         return
-    as_text = set(mine.astype(str)) & set(theirs.astype(str))
+    mine, theirs = pd.Index(pd.unique(np.asarray(ids))), pd.Index(pd.unique(np.asarray(other)))
+    unmatched = theirs[~theirs.isin(mine)]
+    if not len(unmatched):
+        return
+    as_text = set(unmatched.astype(str)) & set(mine.astype(str))
     if as_text:
         example = sorted(as_text)[0]
         raise ValueError(
-            f"`{argument}` has `{column}` values of dtype {theirs.dtype} and `{other_argument}` of dtype {mine.dtype}: "
+            f"{label} has `{column}` values of dtype {other.dtype} and {other_label} of dtype {ids.dtype}: "
             f"ids such as {example!r} match only as text. Give both frames the same id type."
         )
 
@@ -335,7 +338,7 @@ def merge_covariates(
         times, _ = _to_naive_times(pd.to_datetime(extra[columns.time]).dt.tz_convert(zone), columns.time, tz)
     extra[columns.time] = times
     _check_duplicates(extra, columns, argument)
-    check_id_types(history[columns.id], extra[columns.id], columns.id, argument, "df")
+    check_id_types(history[columns.id], extra[columns.id], columns.id, f"`{argument}`", "`df`")
     if history[columns.id].dtype != extra[columns.id].dtype:  # e.g. categorical ids in one frame, strings in the other
         history[columns.id], extra[columns.id] = history[columns.id].astype(object), extra[columns.id].astype(object)
     return history.merge(extra, on=[columns.id, columns.time], how="left", validate="many_to_one"), tz
@@ -382,7 +385,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
             f"`future_df` columns {', '.join(f'`{c}`' for c in unread)} are not declared future-known covariates, so the "
             "forecasts do not read them; declare them with `future_covariates=[...]` (and refit) to use them.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=5,  # clean_future <- forecast_panel (or _zero_shot) <- _source <- predict <- the caller
         )
     frame = future_df.loc[:, needed].copy()
     frame[columns.time] = _future_times(frame[columns.time], columns.time, tz_token)

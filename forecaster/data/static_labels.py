@@ -1,0 +1,71 @@
+"""Checks of a categorical static's labels at predict time against the categories it was fitted with.
+
+Unseen labels are allowed (a new series of a new kind gets no category); two slips are not silent: labels retyped as a
+whole are refused, and labels that match fitted ones only up to case or spaces are named in a warning.
+"""
+
+from __future__ import annotations
+
+import reprlib
+import warnings
+
+import numpy as np
+import pandas as pd
+
+
+def json_value(value: object) -> object:
+    """A category value as JSON and the fitted categories hold it: numpy scalars as Python ones."""
+    if isinstance(value, (np.generic,)):
+        return value.item()
+    return value
+
+
+def _kinds(values) -> set[str]:
+    """The kinds of values: text, number (bools apart) or another type's name."""
+
+    def kind(v) -> str:
+        if isinstance(v, str):
+            return "text"
+        if isinstance(v, (bool, np.bool_)):
+            return "bool"
+        return "number" if isinstance(v, (int, float, np.integer, np.floating)) else type(v).__name__
+
+    return {kind(v) for v in values}
+
+
+def check_static_types(name: str, known: list, values: list) -> None:
+    """Refuse a categorical static whose values are all unknown and of other kinds than the fitted categories.
+
+    New categories are fine (a new series, a new store type); labels retyped as a whole ('A'/'B' read back as 1/2)
+    would make every series read the unseen-category input, silently.
+
+    Raises:
+        ValueError: naming the column, its fitted categories and the values given.
+    """
+    fitted, given = _kinds(known), _kinds(values)
+    if values and known and not (set(map(json_value, values)) & set(known)) and not (fitted & given):
+        raise ValueError(
+            f"Static covariate `{name}` was fitted with {'/'.join(sorted(fitted))} labels ({reprlib.repr(list(known))}) "
+            f"but holds {'/'.join(sorted(given))} values ({reprlib.repr(list(dict.fromkeys(values)))}), none of them known: "
+            "convert the column back to the labels it was fitted with, or refit."
+        )
+
+
+def warn_near_labels(name: str, per_series: pd.DataFrame, unseen: np.ndarray, ids: np.ndarray, known: list) -> None:
+    """A warning where a static's unseen values differ from fitted categories only in case or spaces (a misspelling
+    or relabelling): a new series of a new kind gets no category without a word, as documented."""
+    fitted = {str(k).strip().casefold(): k for k in known}
+    values = per_series[name].to_numpy()
+    near = np.array([str(v).strip().casefold() in fitted for v in values[unseen]], dtype=bool)  # unseen rows only
+    if not near.any():
+        return
+    rows = np.flatnonzero(unseen)[near]
+    pairs = {values[r]: fitted[str(values[r]).strip().casefold()] for r in rows[:20]}
+    shown = ", ".join(f"{v!r} (fitted: {k!r})" for v, k in list(pairs.items())[:3])
+    warnings.warn(
+        f"Static covariate `{name}` holds values that match categories it was fitted with only up to case or spaces "
+        f"({shown}; {len(rows)} series such as {reprlib.repr(ids[rows[:3]].tolist())}): they are read as new categories "
+        "(all zeros). Give the labels as fitted, or refit.",
+        UserWarning,
+        stacklevel=9,  # the caller of predict(df=...): here <- encode_statics <- build_panel <- model_panel <- ... <- predict
+    )
