@@ -56,7 +56,8 @@ def warn_near_labels(name: str, per_series: pd.DataFrame, unseen: np.ndarray, id
     or relabelling): a new series of a new kind gets no category without a word, as documented."""
     fitted = {str(k).strip().casefold(): k for k in known}
     values = per_series[name].to_numpy()
-    near = np.array([str(v).strip().casefold() in fitted for v in values[unseen]], dtype=bool)  # unseen rows only
+    folded = pd.Series(values[unseen], dtype=object).astype(str).str.strip().str.casefold()
+    near = folded.isin(list(fitted)).to_numpy()  # unseen rows only, without a loop over series
     if not near.any():
         return
     rows = np.flatnonzero(unseen)[near]
