@@ -61,7 +61,7 @@ def warn_near_labels(name: str, per_series: pd.DataFrame, unseen: np.ndarray, id
     if not near.any():
         return
     rows = np.flatnonzero(unseen)[near]
-    pairs = {values[r]: fitted[str(values[r]).strip().casefold()] for r in rows[:20]}
+    pairs = dict(zip(values[rows[:20]], (fitted[f] for f in folded.to_numpy()[near][:20]), strict=False))
     shown = ", ".join(f"{v!r} (fitted: {k!r})" for v, k in list(pairs.items())[:3])
     warnings.warn(
         f"Static covariate `{name}` holds values that match categories it was fitted with only up to case or spaces "
