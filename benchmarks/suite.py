@@ -219,6 +219,11 @@ def warm_up_baselines() -> None:
     run_baselines(df, 4, "QS", 4, BASELINES, level=None, quantiles=(0.1, 0.5, 0.9))
 
 
+def selected(wanted: list[str]) -> list[str]:
+    """Panel names from names, groups or "all" (unknown names kept, for the caller to refuse)."""
+    return [p for w in wanted for p in (PANELS if w == "all" else [n for n, (g, _) in PANELS.items() if g == w] or [w])]
+
+
 def score_panel(name: str, params: dict, irrelevant_flag: bool = False) -> pd.DataFrame:
     """One panel's rows: MASE, WQL, 80% coverage and seconds of the model and the baselines.
 
@@ -347,11 +352,7 @@ def main() -> None:
     if args.summary:
         print_summary(pd.read_csv(args.out))
         return
-    names = [
-        p
-        for wanted in args.panels
-        for p in (PANELS if wanted == "all" else [n for n, (g, _) in PANELS.items() if g == wanted] or [wanted])
-    ]
+    names = selected(args.panels)
     unknown = [n for n in names if n not in PANELS]
     if unknown:
         parser.error(

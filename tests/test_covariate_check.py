@@ -76,7 +76,8 @@ def test_no_check_where_the_prior_would_not_serve_the_panel_without_covariates()
     model = Seq2SeqForecaster(horizon=4, future_covariates=["promo"], max_steps=None, progress=False)
     plan = model.set_params(max_steps=None)
     model, _ = fit_quietly(plan, weekly[["unique_id", "ds", "y", "promo"]])
-    assert model.init_ == "scratch" and not model.fit_plan_.prior_check and model.fit_plan_.check is None
+    plan = model.fit_plan_  # screened on the history instead (``model.covariate_screen``), and read
+    assert model.init_ == "scratch" and not plan.prior_check and plan.screen and plan.covariates_read
 
 
 def test_the_check_is_saved_with_the_model_and_old_plans_load_without_it(tmp_path):

@@ -361,11 +361,12 @@ def _future_times(values: pd.Series, column: str, tz_token: str | None) -> pd.Se
     return converted
 
 
-def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRoles, tz_token: str | None = None) -> pd.DataFrame:
+def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRoles, tz_token=None, set_aside=()) -> pd.DataFrame:
     """Validate a frame of future-known covariates for the horizon.
 
     Columns that are neither keys, declared future-known covariates nor statics are not read, and a warning names
-    them: a covariate given for the horizon but never declared would otherwise change nothing without a word.
+    them: a covariate given for the horizon but never declared would otherwise change nothing without a word. The
+    covariates ``set_aside`` (declared at fit, not read by the fit, whose warning said so) are not read silently.
 
     Raises:
         LeakageError: it carries the target or a past-only covariate.
@@ -379,7 +380,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
         )
     needed = [columns.id, columns.time, *roles.future]
     _require_columns(future_df, needed, "future_df")
-    unread = [name for name in future_df.columns if name not in (*needed, *roles.static)]
+    unread = [name for name in future_df.columns if name not in (*needed, *roles.static, *set_aside)]
     if unread:  # the usual slip: a covariate given for the horizon but never declared
         warnings.warn(
             f"`future_df` columns {', '.join(f'`{c}`' for c in unread)} are not declared future-known covariates, so the "

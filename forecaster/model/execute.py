@@ -21,11 +21,12 @@ from ..data.validation import Columns
 from .calibration import HoldOut
 from .closures import resolve_closures
 from .covariate_check import check_covariates, unused_note
+from .covariate_screen import screen_covariates, screened_note
 from .fitting import calibrated, network_config, training_job, with_blend_recorded
 from .inference import history_kept, model_panel
 from .members import MemberTrainer, TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
-from .plan import FitPlan, PanelFacts, prior_challenger, resolved
+from .plan import FitPlan, PanelFacts, keeping_future, plan_fit, prior_challenger, resolved
 from .prior import adapted_weights, learning_rate_scales
 from .resolve import floor_rule, partners_follow, resolve_device
 from .state import FittedState
@@ -98,17 +99,54 @@ def run_plan(
     runs the prior as it is (``plan.prior_challenger``: no training step) on the same frame; only where the prior's
     held-out errors follow a covariate (``model.covariate_check``) is the plan itself run. The fit returned holds the
     check's figures in its plan, and a note where the covariates are not read.
+
+    A plan with ``screen`` (future-known covariates declared on a fit from scratch; after the prior check, where that
+    sends the fit to train) first screens the history (``model.covariate_screen``): the covariates that move nothing
+    there and that no closure reads are set aside, the fit run is the fit with only the others declared, and its plan
+    records those set aside. A fit given the whole panel's encodings (a sample of a distributed panel) or a corpus
+    reads the covariates as declared.
     """
     given = (previous, train_members, features, corpus_job)
+    screens = plan.screen and features is None and corpus_job is None
+
+    def trained() -> Fit:
+        return (
+            _screened(plan, facts, frame, tz, params, train_members) if screens else _run(plan, facts, frame, tz, params, *given)
+        )
+
     if not plan.prior_check:
-        return _run(plan, facts, frame, tz, params, *given)
+        return trained()
     prior = _run(prior_challenger(params, facts), facts, frame, tz, params, None, None, features, None)
     check = check_covariates(prior, params)
     if check is None or check.covariates_read:  # None: no evidence either way, the covariates are read as declared
-        fit = _run(plan, facts, frame, tz, params, *given)
-        return fit if check is None else _recorded(fit, replace(fit.plan, check=check.to_dict()))
+        fit = trained()
+        return fit if check is None else _recorded(fit, replace(fit.plan, check={**check.to_dict(), **(fit.plan.check or {})}))
     note = unused_note(check.to_dict(), list(facts.roles.future), prior.state.closed_when)
     return _recorded(prior, replace(prior.plan, prior_check=True, check=check.to_dict(), notes=(*prior.plan.notes, note)))
+
+
+def _screened(plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz, params: dict, train_members) -> Fit:
+    """``plan`` run where the screen of its history finds every covariate moving the target (a covariate without
+    evidence either way, or with a closure learnt from it, counts as moving it); else the plan of the same fit with
+    only the covariates that do, run on the frame without the others. The screen's figures are recorded either way."""
+    columns, roles = Columns.from_params(params), facts.roles
+    given = (None, train_members, None, None)
+    closing = resolve_closures(params["closed_when"], frame, columns.target, roles.future)
+    features = fit_features(frame, columns.id, roles)
+    units = dict(plan.units)
+    panel = model_panel(frame, columns, roles, features, facts.offset, params["horizon"], units, fill_gaps=params["fill_gaps"])
+    result = screen_covariates(panel, units["season_length"])
+    unread = () if result is None else tuple(name for name in result.unread if name not in closing)
+    if not unread:
+        fit = _run(plan, facts, frame, tz, params, *given)
+        return fit if result is None else _recorded(fit, replace(fit.plan, check=result.to_dict()))
+    kept = tuple(name for name in roles.future if name not in unread)
+    kept_params, kept_facts = keeping_future(params, facts, kept)
+    fit = _run(plan_fit(kept_params, kept_facts), kept_facts, frame.drop(columns=list(unread)), tz, kept_params, *given)
+    result = replace(result, figures={k: v for k, v in result.figures.items() if k not in closing})
+    note = screened_note(result, list(roles.future))
+    screened = dict(screen=True, covariates_read=bool(kept), unread=unread, check=result.to_dict())
+    return _recorded(fit, replace(fit.plan, **screened, notes=(*fit.plan.notes, note)))
 
 
 def _recorded(fit: Fit, plan: FitPlan) -> Fit:

@@ -94,7 +94,8 @@ class FittedModel:
                 f"`future_df` is required: the model uses future-known covariates {list(state.roles.future)} "
                 f"for the {self.horizon} periods after each series' end."
             )
-        future = None if future_df is None else clean_future(future_df, columns, state.roles, tz)
+        set_aside = () if state.plan is None else state.plan.get("unread", ())
+        future = None if future_df is None else clean_future(future_df, columns, state.roles, tz, set_aside)
         return self.panel(frame, future if state.roles.future else None), tz
 
     def with_future(self, panel: Panel, future: pd.DataFrame | None) -> Panel:

@@ -85,8 +85,15 @@ class FitPlan:
             ``init="auto"`` on a panel the prior would serve without them, and so is checked first
             (``model.covariate_check``): the prior is fitted as it is, and the fit trains from scratch only where the
             prior's held-out errors follow a covariate.
-        covariates_read: whether the fitted network reads the declared covariates (False: the check kept the prior).
-        check: the check's figures once run (``covariate_check.CheckResult.to_dict``), else None.
+        screen: the fit declares future-known covariates and trains from scratch under ``init="auto"`` with the
+            budget the package sets (after the prior check, where one applies), so the history is screened first
+            (``model.covariate_screen``): where no covariate moves the target, the fit is the fit without them.
+        covariates_read: whether the fitted network reads the declared covariates (False: the check kept the prior,
+            or the screen found nothing).
+        unread: the declared future-known covariates the screen set aside (the fitted state does not list them, and
+            ``predict`` accepts them in ``future_df`` without reading them).
+        check: the check's or the screen's figures once run (``CheckResult.to_dict``, ``ScreenResult.to_dict``), else
+            None.
     """
 
     start: str
@@ -105,7 +112,9 @@ class FitPlan:
     warm_starts: int
     notes: tuple[str, ...] = ()
     prior_check: bool = False
+    screen: bool = False
     covariates_read: bool = True
+    unread: tuple[str, ...] = ()
     check: dict | None = None
     prior_model: Prior | None = field(default=None, repr=False, compare=False)
 
@@ -125,13 +134,13 @@ class FitPlan:
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form (model files store it), without the prior's weights."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "prior_model"}
-        lists = {name: list(getattr(self, name)) for name in ("quantiles", "seeds", "notes")}
+        lists = {name: list(getattr(self, name)) for name in ("quantiles", "seeds", "notes", "unread")}
         check = None if self.check is None else dict(self.check)
         return {**out, "units": dict(self.units), **lists, "check": check}
 
     @classmethod
     def from_dict(cls, plan: Mapping[str, Any]) -> FitPlan:
-        tuples = {name: tuple(plan[name]) for name in ("quantiles", "seeds", "notes")}
+        tuples = {name: tuple(plan.get(name, ())) for name in ("quantiles", "seeds", "notes", "unread")}
         check = plan.get("check")
         return cls(**{**plan, "units": dict(plan["units"]), **tuples, "check": None if check is None else dict(check)})
 
@@ -221,6 +230,7 @@ def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> Fit
     budget = _budget(params, start, roles)
     only_future = bool(roles.future) and not (roles.past or roles.static)
     prior_check = start == "scratch" and only_future and _prior_without_covariates(params, facts) is not None
+    screen = start == "scratch" and bool(roles.future) and _screens(params)
     return FitPlan(
         start=start,
         prior=None if prior is None else prior.family,
@@ -238,6 +248,7 @@ def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> Fit
         warm_starts=previous[0].warm_starts + 1 if warm else 0,
         notes=tuple(notes),
         prior_check=prior_check,
+        screen=screen,
         prior_model=prior,
     )
 
@@ -253,6 +264,19 @@ def _prior_without_covariates(params: Mapping[str, Any], facts: PanelFacts) -> P
     units = {**resolve_units(params, facts.offset), "input_size": params["input_size"]}
     prior, _ = auto_prior(facts.offset, params, units, CovariateRoles(), facts.rows)
     return prior
+
+
+def _screens(params: Mapping[str, Any]) -> bool:
+    """Whether a fit from scratch with future-known covariates screens them first: under ``init="auto"`` with the
+    budget the package sets (a budget given is a budget taken, and so are the covariates that come with it), and with
+    no closure declared (a closure declared on a covariate is a use of it)."""
+    return params["init"] == "auto" and params["max_steps"] is None and not isinstance(params["closed_when"], Mapping)
+
+
+def keeping_future(params: Mapping[str, Any], facts: PanelFacts, kept: tuple[str, ...]) -> tuple[dict, PanelFacts]:
+    """The parameters and facts of the same fit with only the future-known covariates ``kept`` declared (what a fit
+    whose screen set the others aside runs)."""
+    return {**params, "future_covariates": kept}, replace(facts, roles=replace(facts.roles, future=kept))
 
 
 def prior_challenger(params: Mapping[str, Any], facts: PanelFacts) -> FitPlan:

@@ -202,7 +202,8 @@ def _check_params_match_state(state: FittedState, params: dict[str, Any]) -> Non
             f"`params.weekly_partners` in {CONFIG} is {params['weekly_partners']!r}, but the model's partners take "
             f"{state.partner_week} periods a week."
         )
-    if partners_follow(params) != state.partners_follow_covariates:
+    # the covariates the network reads (a fit whose screen set the declared ones aside reads none)
+    if partners_follow({**params, "future_covariates": state.roles.future}) != state.partners_follow_covariates:
         raise Invalid(
             f"`params.partners_follow_covariates` in {CONFIG} is {params['partners_follow_covariates']!r}, but the "
             f"model's partners {'follow' if state.partners_follow_covariates else 'do not follow'} its covariates."

@@ -267,7 +267,9 @@ def plan_schema() -> Check:
             "warm_starts": (integer(0, 2**31), True),
             "notes": (list_of(text(), 64), True),
             "prior_check": (flag, False),
+            "screen": (flag, False),
             "covariates_read": (flag, False),
+            "unread": (list_of(text(), MAX_FEATURES), False),
             "check": (nullable(mapping(real(), 16)), False),
         }
     )

@@ -1,0 +1,202 @@
+"""A fit from scratch screens its future-known covariates on the history: one that moves nothing is not read, and the fit
+is then the fit without it, bit for bit."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import future_frame
+from test_covariate_check import quarterly_panel
+
+from forecaster import Seq2SeqForecaster
+from forecaster.data.panel import Panel
+from forecaster.datasets import make_panel
+from forecaster.evaluation.backtest import backtest
+from forecaster.model.covariate_screen import screen_covariates
+
+HORIZON = 7
+
+
+def daily_panel(effect: float = 0.0, n: int = 10, seed: int = 0) -> pd.DataFrame:
+    """``n`` daily series of 120 days (the prior serves no daily panel: fits train from scratch) with a ``promo`` that
+    lifts the target by ``effect`` times the level."""
+    df, _ = make_panel(
+        n_series=n, length=120, freq="D", seed=seed, static=False, future_effect=effect, missing_share=0.0, short_share=0.0
+    )
+    return df[["unique_id", "ds", "y", "promo"]]
+
+
+def with_flag(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with a random 0/1 ``flag`` (seed 0), which carries nothing."""
+    return df.assign(flag=np.random.default_rng(0).integers(0, 2, len(df)).astype(float))
+
+
+def model(**params) -> Seq2SeqForecaster:
+    return Seq2SeqForecaster(horizon=HORIZON, progress=False, num_threads=1, **params)
+
+
+def fit_recording(estimator: Seq2SeqForecaster, df: pd.DataFrame) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator.fit(df)
+    return [str(w.message) for w in caught]
+
+
+@pytest.fixture(scope="module")
+def bare_and_flagged():
+    df = daily_panel().drop(columns="promo")
+    bare = model()
+    bare.fit(df)
+    flagged = model(future_covariates=["flag"])
+    messages = fit_recording(flagged, with_flag(df))
+    return df, bare, flagged, messages
+
+
+def test_a_flag_that_moves_nothing_leaves_the_fit_as_without_it(bare_and_flagged):
+    """Before the screen, the flag was read: the fit took the covariate budget and the partners' covariate weights,
+    and its forecasts moved (the suite's ``taylor`` panel by 26%)."""
+    df, bare, flagged, messages = bare_and_flagged
+    plan = flagged.fit_plan_
+    assert plan.screen and not plan.covariates_read and plan.unread == ("flag",)
+    assert plan.budget == bare.fit_plan_.budget == "default" and plan.max_steps == bare.fit_plan_.max_steps
+    assert plan.check["screen_read"] == 0.0 and plan.check["screen_t"] < plan.check["screen_bar"]
+    assert any("['flag'] are not read" in m and "'flag'" in m and "|t|" in m for m in messages)
+    assert flagged.state_.calibration.blend == bare.state_.calibration.blend
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the flag in future_df is declared: no "undeclared columns" warning
+        mine = flagged.predict(future_df=future_frame(df, HORIZON, freq="D", value=1.0, column="flag"))
+    theirs = bare.predict()
+    numbers = theirs.select_dtypes("number").columns
+    np.testing.assert_array_equal(mine[numbers].to_numpy(), theirs[numbers].to_numpy())
+    assert flagged.predict().shape == theirs.shape  # the fitted model needs no flag to forecast
+
+
+def test_a_screened_model_file_loads_and_forecasts_the_same(bare_and_flagged, tmp_path):
+    df, _, flagged, _ = bare_and_flagged
+    flagged.save(tmp_path / "model")
+    loaded = Seq2SeqForecaster.load(tmp_path / "model")
+    assert loaded.fit_plan_.unread == ("flag",) and not loaded.fit_plan_.covariates_read
+    future = future_frame(df, HORIZON, freq="D", value=0.0, column="flag")
+    pd.testing.assert_frame_equal(loaded.predict(future_df=future), flagged.predict(future_df=future))
+
+
+def test_a_covariate_that_moves_the_target_is_read():
+    df = daily_panel(effect=0.3)
+    estimator = model(future_covariates=["promo"])
+    messages = fit_recording(estimator, df)
+    plan = estimator.fit_plan_
+    assert plan.screen and plan.covariates_read and plan.unread == () and plan.budget == "covariates"
+    assert plan.check["screen_read"] == 1.0 and plan.check["screen_t"] > plan.check["screen_bar"]
+    assert estimator.roles_.future == ("promo",)
+    assert not any("are not read" in m for m in messages)
+
+
+def test_a_flag_beside_a_covariate_that_moves_the_target_is_set_aside_alone():
+    df = with_flag(daily_panel(effect=0.3))
+    both = model(future_covariates=["promo", "flag"])
+    messages = fit_recording(both, df)
+    plan = both.fit_plan_
+    assert plan.screen and plan.covariates_read and plan.unread == ("flag",) and plan.budget == "covariates"
+    assert plan.check["screen_read"] == 1.0 and plan.check["screen_unread"] == 1.0
+    assert any("['flag'] are not read" in m and "with only ['promo'] declared" in m for m in messages)
+    alone = model(future_covariates=["promo"])
+    fit_recording(alone, df.drop(columns="flag"))
+    future = future_frame(df, HORIZON, freq="D", value=1.0).assign(flag=0.0)
+    pd.testing.assert_frame_equal(both.predict(future_df=future), alone.predict(future_df=future.drop(columns="flag")))
+
+
+@pytest.mark.parametrize("options", [{"init": "scratch"}, {"max_steps": 5}, {"closed_when": {"flag": 1.0}}])
+def test_no_screen_where_the_user_chose_the_start_the_budget_or_a_closure(options):
+    df = with_flag(daily_panel().drop(columns="promo"))
+    estimator = model(future_covariates=["flag"], **options)
+    messages = fit_recording(estimator, df)
+    assert not estimator.fit_plan_.screen and estimator.fit_plan_.covariates_read and estimator.fit_plan_.check is None
+    assert estimator.roles_.future == ("flag",)
+    assert not any("are not read" in m for m in messages)
+
+
+def test_a_learnt_closure_keeps_its_covariate_read():
+    """A flag on which every target is zero closes those periods: the closure reads it, so it is not set aside, even
+    where its differences follow nothing else."""
+    df = with_flag(daily_panel().drop(columns="promo"))
+    shut = df["ds"].dt.dayofweek == 6
+    df = df.assign(y=df["y"].where(~shut, 0.0), closed=shut.astype(float))
+    estimator = model(future_covariates=["flag", "closed"])
+    fit_recording(estimator, df)
+    assert estimator.fit_plan_.covariates_read and estimator.state_.closed_when == {"closed": [1.0]}
+
+
+def test_a_backtest_with_a_flag_that_moves_nothing_scores_as_without_it():
+    df = daily_panel(n=6).drop(columns="promo")
+    settings = dict(n_windows=2, step_size=HORIZON, baselines=("seasonal_naive",), progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bare = backtest(model(), df, **settings)
+        flagged = backtest(model(future_covariates=["flag"]), with_flag(df), **settings)
+    pd.testing.assert_frame_equal(flagged.forecasts, bare.forecasts, check_exact=True)
+    pd.testing.assert_frame_equal(flagged.metrics, bare.metrics, check_exact=True)
+
+
+def panel_of(future: np.ndarray, y: np.ndarray) -> Panel:
+    """A panel of the rows of ``y`` (N, T) with ``future`` (N, T) as their one future-known covariate (no horizon)."""
+    rows, n = y.shape
+    return Panel(
+        ids=np.arange(rows),
+        grid=pd.date_range("2020-01-01", periods=n, freq="h"),
+        end=np.full(rows, n - 1),
+        length=np.full(rows, n),
+        pad=0,
+        horizon=0,
+        y=y.astype(np.float64),
+        past=np.zeros((rows, n, 0), dtype=np.float32),
+        future=future[:, :, None].astype(np.float32),
+        calendar=np.zeros((n, 0), dtype=np.float32),
+        static=np.zeros((rows, 0), dtype=np.float32),
+        past_names=(),
+        future_names=("temperature",),
+    )
+
+
+def one_series(future: np.ndarray, y: np.ndarray) -> Panel:
+    return panel_of(future[None, :], y[None, :])
+
+
+def test_a_covariate_whose_effect_turns_with_its_level_is_read_on_one_series():
+    """Demand rising with both heat and cold: its differences hardly follow the temperature's, their squares do."""
+    rng = np.random.default_rng(1)
+    n = 24 * 60
+    temperature = 18 + 8 * np.sin(2 * np.pi * np.arange(n) / (24 * 20)) + 3 * np.sin(2 * np.pi * np.arange(n) / 24)
+    demand = 100 + 0.8 * (temperature - 18) ** 2 + rng.normal(0, 3, n)
+    read = screen_covariates(one_series(temperature, demand), season_length=24)
+    assert read is not None and read.covariates_read and read.n_tests == 4
+    unrelated = screen_covariates(one_series(rng.normal(size=n), demand), season_length=24)
+    assert unrelated is not None and not unrelated.covariates_read
+
+
+def test_after_the_prior_check_a_flag_beside_a_covariate_that_moves_the_target_is_set_aside():
+    """On a panel the prior serves, a covariate that moves the target sends the fit to train from scratch (the prior
+    check); a flag declared beside it is then screened like any fit from scratch's."""
+    df = with_flag(quarterly_panel(effect=1.0))
+    estimator = Seq2SeqForecaster(horizon=4, future_covariates=["promo", "flag"], progress=False)
+    fit_recording(estimator, df)
+    plan = estimator.fit_plan_
+    assert estimator.init_ == "scratch" and plan.prior_check and plan.screen and plan.unread == ("flag",)
+    assert plan.check["covariates_read"] == 1.0 and plan.check["screen_unread"] == 1.0  # both checks' figures
+    assert estimator.roles_.future == ("promo",)
+
+
+def test_a_flag_whose_effect_changes_sign_between_series_is_read():
+    """A holiday lifts half the series and lowers the other half: the mean over every block cancels, the test by
+    series does not."""
+    rng = np.random.default_rng(2)
+    rows, n = 30, 200
+    flag = (rng.random((rows, n)) < 0.1).astype(float)
+    sign = np.where(np.arange(rows) < rows // 2, 1.0, -1.0)[:, None]
+    y = 100 + rng.normal(0, 3, (rows, n)) + 6 * sign * flag
+    read = screen_covariates(panel_of(flag, y), season_length=7)
+    assert read is not None and read.covariates_read
+    noise = screen_covariates(panel_of(flag, 100 + rng.normal(0, 3, (rows, n))), season_length=7)
+    assert noise is not None and not noise.covariates_read
