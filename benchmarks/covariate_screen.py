@@ -7,7 +7,7 @@ For every panel and each of the suite's three origins (each series cut before it
 as the backtest's rolling origins cut it), the screen a fit from scratch would run: with the panel's own future-known
 covariates, and with a random 0/1 flag declared besides (``suite.py --irrelevant-flag``) or alone where the panel has
 none. Prints the covariates set aside and the closest test of a covariate set aside (of any covariate where none
-is): its |t|, its bar and its blocks. No training step.
+is): its |t|, its bar and the blocks or series it read. No training step.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def screened(df: pd.DataFrame, horizon: int, season: int, freq: str, future: tup
     result = screen_covariates(panel, plan.units["season_length"])
     scratch = plan.start == "scratch" and not plan.prior_check
     if result is None:
-        return {"screens": scratch, "closest": None, "t": math.nan, "bar": math.nan, "blocks": 0, "set aside": ""}
+        return {"screens": scratch, "closest": None, "t": math.nan, "bar": math.nan, "units": 0, "set aside": ""}
     name, closest = max(result.figures.items(), key=lambda item: item[1].t - item[1].bar)
     if result.unread:  # the covariate set aside that came closest to its bar
         name, closest = max(((n, result.figures[n]) for n in result.unread), key=lambda item: item[1].t - item[1].bar)
@@ -55,7 +55,7 @@ def screened(df: pd.DataFrame, horizon: int, season: int, freq: str, future: tup
         "closest": name,
         "t": closest.t,
         "bar": closest.bar,
-        "blocks": closest.n_blocks,
+        "units": closest.n_units,
         "set aside": " ".join(result.unread),
     }
 
@@ -88,7 +88,7 @@ def main() -> None:
                 rows.append(row)
                 print(
                     f"{name:26} {label:14} {k}  screens {row['screens']!s:5}  {row['closest']!s:16} |t| {row['t']:7.2f}  "
-                    f"bar {row['bar']:5.2f}  blocks {row['blocks']:5}  set aside: {row['set aside']}",
+                    f"bar {row['bar']:5.2f}  units {row['units']:5}  set aside: {row['set aside']}",
                     flush=True,
                 )
     print(pd.DataFrame(rows).to_string(index=False, float_format="%.2f"))

@@ -4,6 +4,7 @@ is then the fit without it, bit for bit."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -171,9 +172,9 @@ def test_a_covariate_whose_effect_turns_with_its_level_is_read_on_one_series():
     temperature = 18 + 8 * np.sin(2 * np.pi * np.arange(n) / (24 * 20)) + 3 * np.sin(2 * np.pi * np.arange(n) / 24)
     demand = 100 + 0.8 * (temperature - 18) ** 2 + rng.normal(0, 3, n)
     read = screen_covariates(one_series(temperature, demand), season_length=24)
-    assert read is not None and read.covariates_read and read.n_tests == 4
+    assert read is not None and read.unread == () and read.figures["temperature"].moves
     unrelated = screen_covariates(one_series(rng.normal(size=n), demand), season_length=24)
-    assert unrelated is not None and not unrelated.covariates_read
+    assert unrelated is not None and unrelated.unread == ("temperature",)
 
 
 def test_after_the_prior_check_a_flag_beside_a_covariate_that_moves_the_target_is_set_aside():
@@ -197,6 +198,66 @@ def test_a_flag_whose_effect_changes_sign_between_series_is_read():
     sign = np.where(np.arange(rows) < rows // 2, 1.0, -1.0)[:, None]
     y = 100 + rng.normal(0, 3, (rows, n)) + 6 * sign * flag
     read = screen_covariates(panel_of(flag, y), season_length=7)
-    assert read is not None and read.covariates_read
+    assert read is not None and read.unread == ()
     noise = screen_covariates(panel_of(flag, 100 + rng.normal(0, 3, (rows, n))), season_length=7)
-    assert noise is not None and not noise.covariates_read
+    assert noise is not None and noise.unread == ("temperature",)
+
+
+def test_a_promotion_run_in_one_series_of_ten_is_read():
+    """A promotion that lifts one shop's sales by 30 noise units and no other's: the mean over the blocks and the
+    mean over the series hardly move, the strongest series does."""
+    rng = np.random.default_rng(2)
+    rows, n = 10, 120
+    promo = (rng.random((rows, n)) < 0.2).astype(float)
+    y = 100 + rng.normal(0, 1, (rows, n))
+    y[0] += 30 * promo[0]
+    read = screen_covariates(panel_of(promo, y), season_length=7)
+    assert read is not None and read.unread == ()
+
+
+def test_a_covariate_that_varies_in_too_few_blocks_is_no_evidence_and_is_read():
+    """One holiday in a 120-day history varies in one or two blocks: too few to clear any bar, so not evidence that it
+    moves nothing, wherever it falls."""
+    rng = np.random.default_rng(3)
+    n = 120
+    for day in (20, 45, 60, 89):
+        holiday = (np.arange(n) == day).astype(float)
+        y = 100 + 10 * np.sin(2 * np.pi * np.arange(n) / 7) + rng.normal(0, 5, n) - 40 * holiday
+        result = screen_covariates(one_series(holiday, y), season_length=7)
+        assert result is None or result.unread == ()
+
+
+def test_a_flag_beside_a_covariate_leaves_its_figures_as_they_are():
+    """Each covariate's bar is split over its own tests only: declaring flags beside a weak covariate cannot set it
+    aside."""
+    rng = np.random.default_rng(4)
+    rows, n = 6, 120
+    promo = (rng.random((rows, n)) < 0.2).astype(float)
+    y = 100 + rng.normal(0, 3, (rows, n)) + 1.5 * promo
+    alone = screen_covariates(panel_of(promo, y), season_length=7)
+    both = panel_of(promo, y)
+    flags = (rng.random((rows, n, 3)) < 0.5).astype(np.float32)
+    both = replace(both, future=np.concatenate([both.future, flags], axis=2), future_names=("temperature", "a", "b", "c"))
+    beside = screen_covariates(both, season_length=7)
+    assert beside.figures["temperature"] == alone.figures["temperature"]
+
+
+def test_a_warm_start_after_a_screened_fit_continues_with_the_covariate_still_aside(bare_and_flagged):
+    df, _, _, _ = bare_and_flagged
+    estimator = model(future_covariates=["flag"], warm_start=True)
+    fit_recording(estimator, with_flag(df))
+    messages = fit_recording(estimator, with_flag(df))
+    plan = estimator.fit_plan_
+    assert plan.start == "continue" and plan.warm_starts == 1 and plan.unread == ("flag",)
+    assert not any("warm_start=True but" in m for m in messages)
+    assert estimator.predict(future_df=future_frame(df, HORIZON, freq="D", value=1.0, column="flag")).notna().all().all()
+
+
+def test_a_covariate_a_closure_reads_counts_as_read_in_the_figures():
+    df = with_flag(daily_panel().drop(columns="promo"))
+    shut = df["ds"].dt.dayofweek == 6
+    df = df.assign(y=df["y"].where(~shut, 0.0), closed=shut.astype(float))
+    estimator = model(future_covariates=["flag", "closed"])
+    fit_recording(estimator, df)
+    plan = estimator.fit_plan_
+    assert plan.unread == ("flag",) and plan.check["screen_read"] == 1.0 and plan.check["screen_unread"] == 1.0

@@ -29,7 +29,7 @@ from .network import Ensemble, NetworkConfig
 from .plan import FitPlan, PanelFacts, keeping_future, plan_fit, prior_challenger, resolved
 from .prior import adapted_weights, learning_rate_scales
 from .resolve import floor_rule, partners_follow, resolve_device
-from .state import FittedState
+from .state import FittedState, set_aside
 from .training import TrainResult
 from .warm_start import extend_features, extend_spec, widen_static_inputs
 
@@ -107,6 +107,10 @@ def run_plan(
     reads the covariates as declared.
     """
     given = (previous, train_members, features, corpus_job)
+    if plan.start == "continue":
+        aside = tuple(name for name in set_aside(previous[0]) if name in facts.roles.future)
+        if aside:
+            return _continued_aside(plan, facts, frame, tz, params, given, aside)
     screens = plan.screen and features is None and corpus_job is None
 
     def trained() -> Fit:
@@ -136,17 +140,26 @@ def _screened(plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz, params:
     units = dict(plan.units)
     panel = model_panel(frame, columns, roles, features, facts.offset, params["horizon"], units, fill_gaps=params["fill_gaps"])
     result = screen_covariates(panel, units["season_length"])
-    unread = () if result is None else tuple(name for name in result.unread if name not in closing)
-    if not unread:
+    result = None if result is None else replace(result, closing=tuple(closing))
+    if result is None or not result.unread:
         fit = _run(plan, facts, frame, tz, params, *given)
         return fit if result is None else _recorded(fit, replace(fit.plan, check=result.to_dict()))
+    unread = result.unread
     kept = tuple(name for name in roles.future if name not in unread)
     kept_params, kept_facts = keeping_future(params, facts, kept)
     fit = _run(plan_fit(kept_params, kept_facts), kept_facts, frame.drop(columns=list(unread)), tz, kept_params, *given)
-    result = replace(result, figures={k: v for k, v in result.figures.items() if k not in closing})
-    note = screened_note(result, list(roles.future))
+    notes = (*dict.fromkeys((*plan.notes, *fit.plan.notes)), screened_note(result, list(roles.future)))
     screened = dict(screen=True, covariates_read=bool(kept), unread=unread, check=result.to_dict())
-    return _recorded(fit, replace(fit.plan, **screened, notes=(*fit.plan.notes, note)))
+    return _recorded(fit, replace(fit.plan, **screened, notes=notes))
+
+
+def _continued_aside(plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz, params: dict, given, aside) -> Fit:
+    """A warm start from a fit whose screen set covariates ``aside``: they stay aside (the weights it continues from
+    never read them), and the plan records them again."""
+    kept = tuple(name for name in facts.roles.future if name not in aside)
+    kept_params, kept_facts = keeping_future(params, facts, kept)
+    fit = _run(plan, kept_facts, frame.drop(columns=list(aside)), tz, kept_params, *given)
+    return _recorded(fit, replace(fit.plan, unread=aside, covariates_read=bool(kept)))
 
 
 def _recorded(fit: Fit, plan: FitPlan) -> Fit:

@@ -23,7 +23,7 @@ from .inference import Forecast, accountable, forecast_windows, model_panel, pan
 from .network import Ensemble
 from .params import blend_weights
 from .plan import FitPlan
-from .state import FittedState
+from .state import FittedState, set_aside
 
 
 def fitted_blend(params: dict, state: FittedState | None) -> dict[str, float]:
@@ -94,8 +94,7 @@ class FittedModel:
                 f"`future_df` is required: the model uses future-known covariates {list(state.roles.future)} "
                 f"for the {self.horizon} periods after each series' end."
             )
-        set_aside = () if state.plan is None else state.plan.get("unread", ())
-        future = None if future_df is None else clean_future(future_df, columns, state.roles, tz, set_aside)
+        future = None if future_df is None else clean_future(future_df, columns, state.roles, tz, set_aside(state))
         return self.panel(frame, future if state.roles.future else None), tz
 
     def with_future(self, panel: Panel, future: pd.DataFrame | None) -> Panel:

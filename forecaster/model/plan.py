@@ -29,7 +29,7 @@ from .budget import (
 from .params import needs_calibration
 from .prior import Prior, auto_prior, frame_windows, prior_for
 from .resolve import member_count, resolve_units, training_quantiles
-from .state import PLAN_STARTS
+from .state import PLAN_STARTS, set_aside
 from .warm_start import architecture_changed, incompatibility
 
 # Where a fit starts -> the word the fitted state records for it (``FittedState.init``, the estimator's ``init_``).
@@ -172,6 +172,8 @@ def _prior(params: Mapping[str, Any], facts: PanelFacts, units: dict) -> tuple[P
 def _continue_reason(previous, params: Mapping[str, Any], roles, freq: str, quantiles, units: dict) -> str | None:
     """Why a warm start cannot continue from ``previous`` (a fitted state and its network's config), or None."""
     state, config = previous
+    aside = set_aside(state)  # covariates the previous fit's screen set aside: its weights never read them
+    roles = replace(roles, future=tuple(name for name in roles.future if name not in aside))
     members = params["n_models"] or state.n_members  # None: as many as the model has
     wanted = {"roles": roles, "freq": freq, "quantiles": quantiles, "n_members": members, "scaler": params["scaler"]}
     reason = incompatibility(state, {**wanted, **units})

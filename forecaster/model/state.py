@@ -162,3 +162,8 @@ class FittedState:
 def reads_covariates(state: FittedState) -> bool:
     """Whether the fitted network reads its declared covariates (False where the covariate check kept the prior)."""
     return state.plan is None or state.plan.get("covariates_read", True)
+
+
+def set_aside(state: FittedState) -> tuple[str, ...]:
+    """The declared future-known covariates the fit's screen set aside (``model.covariate_screen``)."""
+    return tuple((state.plan or {}).get("unread", ()))
