@@ -20,10 +20,12 @@ from ..data.roles import CovariateRoles
 from ..data.validation import Columns
 from .budget import (
     FINE_TUNE_LEARNING_RATE_SHARE,
+    STEP_CAP,
     auto_prior_steps,
     covariate_steps,
     default_max_steps,
     fine_tune_steps,
+    step_cap,
     warm_start_steps,
 )
 from .params import needs_calibration
@@ -34,8 +36,9 @@ from .warm_start import architecture_changed, incompatibility
 
 # Where a fit starts -> the word the fitted state records for it (``FittedState.init``, the estimator's ``init_``).
 STARTS = dict(zip(PLAN_STARTS, ("scratch", "pretrained", "warm start"), strict=True))
-# The step budget of a fit whose ``max_steps`` is None, by policy (steps from the training windows and the batch size).
-BUDGETS: dict[str, Callable[[int, int], int]] = {
+# The step budget of a fit whose ``max_steps`` is None, by policy (steps from the training windows, the batch size and
+# the step cap).
+BUDGETS: dict[str, Callable[..., int]] = {
     "default": default_max_steps,
     "covariates": covariate_steps,
     "warm start": warm_start_steps,
@@ -81,6 +84,8 @@ class FitPlan:
             the series were too short to spare any).
         warm_starts: fits that continued from these weights since the last full fit.
         notes: why a fit starts elsewhere than it could have (the estimator warns with them).
+        step_cap: the budget's cap up to ``budget.STEP_CAP_WINDOWS`` training windows (``budget.step_cap``: lower for
+            daily data).
         prior_check: the fit declares future-known covariates (and no other kind), starts from scratch under
             ``init="auto"`` on a panel the prior would serve without them, and so is checked first
             (``model.covariate_check``): the prior is fitted as it is, and the fit trains from scratch only where the
@@ -112,6 +117,7 @@ class FitPlan:
     warm_starts: int
     notes: tuple[str, ...] = ()
     prior_check: bool = False
+    step_cap: int = STEP_CAP
     screen: bool = False
     covariates_read: bool = True
     unread: tuple[str, ...] = ()
@@ -129,7 +135,7 @@ class FitPlan:
 
     def steps(self, params: Mapping[str, Any], n_windows: int) -> int:
         """Training steps for ``n_windows`` training windows: ``max_steps`` as given, else the budget's."""
-        return params["max_steps"] or BUDGETS[self.budget](n_windows, params["batch_size"])
+        return params["max_steps"] or BUDGETS[self.budget](n_windows, params["batch_size"], self.step_cap)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form (model files store it), without the prior's weights."""
@@ -250,6 +256,7 @@ def plan_fit(params: Mapping[str, Any], facts: PanelFacts, previous=None) -> Fit
         warm_starts=previous[0].warm_starts + 1 if warm else 0,
         notes=tuple(notes),
         prior_check=prior_check,
+        step_cap=step_cap(freq),
         screen=screen,
         prior_model=prior,
     )

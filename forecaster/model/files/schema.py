@@ -267,6 +267,7 @@ def plan_schema() -> Check:
             "warm_starts": (integer(0, 2**31), True),
             "notes": (list_of(text(), 64), True),
             "prior_check": (flag, False),
+            "step_cap": (integer(1, 2**31), False),
             "screen": (flag, False),
             "covariates_read": (flag, False),
             "unread": (list_of(text(), MAX_FEATURES), False),
