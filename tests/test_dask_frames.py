@@ -259,7 +259,7 @@ def test_a_streamed_fit_learns_and_uses_the_whole_panels_budget(client, streamed
     df, _ = make_panel(n_series=40, length=60, seed=2)
     budgets = []
     real = plan.BUDGETS["default"]
-    monkeypatch.setitem(plan.BUDGETS, "default", lambda windows, batch: budgets.append(windows) or real(windows, batch))
+    monkeypatch.setitem(plan.BUDGETS, "default", lambda windows, batch, cap: budgets.append(windows) or real(windows, batch, cap))
     model = fast_model(max_steps=None, hidden_size=32)
     with pytest.warns(UserWarning, match="drawn on the workers"):
         model.fit(dd.from_pandas(df, npartitions=4))
