@@ -261,3 +261,15 @@ def test_a_covariate_a_closure_reads_counts_as_read_in_the_figures():
     fit_recording(estimator, df)
     plan = estimator.fit_plan_
     assert plan.unread == ("flag",) and plan.check["screen_read"] == 1.0 and plan.check["screen_unread"] == 1.0
+
+
+def test_a_block_where_the_target_stands_still_still_counts_as_evidence():
+    """One series whose target is zero through three blocks (a closed season): the flag moved there and the target did not,
+    so the flag's eight blocks are evidence, and a flag that moves nothing is set aside."""
+    rng = np.random.default_rng(5)
+    n = 400
+    y = 100 + rng.normal(0, 3, n)
+    y[120:300] = 0.0  # three whole blocks of eight
+    flag = (rng.random(n) < 0.5).astype(float)
+    result = screen_covariates(one_series(flag, y), season_length=7)
+    assert result is not None and result.figures["temperature"].evidence and result.unread == ("temperature",)
