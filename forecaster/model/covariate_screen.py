@@ -63,6 +63,10 @@ SCREEN_BLOCKS = 8
 MIN_BLOCK = 8
 # Periods of each series' history the screen reads at most (the latest): bounds its memory on long panels.
 SCREEN_SPAN = 2048
+# Blocks (over the series) in which a covariate must vary before the screen may set it aside: fewer cannot clear a bar
+# split over the tests (two blocks: |t| 56), so they are no evidence that it moves nothing (one holiday in a short
+# history varies in two).
+MIN_EVIDENCE = 8
 
 
 @dataclass(frozen=True)
@@ -110,18 +114,23 @@ class ScreenResult:
         }
 
 
-def block_z(dy: np.ndarray, dx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Fisher's z of the correlation of ``dy`` with ``dx`` (N, T) within each block of each row, and the row of each:
-    a row's usable columns cut into ``min(SCREEN_BLOCKS, usable // MIN_BLOCK)`` consecutive blocks of near-equal size;
-    blocks where either does not vary give none."""
-    usable = np.isfinite(dy) & np.isfinite(dx)
+def block_units(usable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each usable entry of (N, T) falls: ``(keep, unit)``, the entries read and their block (``row *
+    SCREEN_BLOCKS + block``), a row's usable columns cut into ``min(SCREEN_BLOCKS, usable // MIN_BLOCK)`` consecutive
+    blocks of near-equal size."""
     count = usable.sum(axis=1)
     blocks = np.minimum(SCREEN_BLOCKS, count // MIN_BLOCK)
     rank = np.cumsum(usable, axis=1) - 1
     block = (rank * blocks[:, None]) // np.maximum(count, 1)[:, None]
-    unit = np.arange(len(dy))[:, None] * SCREEN_BLOCKS + block
     keep = usable & (blocks[:, None] > 0)
-    unit, a, e = unit[keep], dx[keep], dy[keep]
+    return keep, (np.arange(len(usable))[:, None] * SCREEN_BLOCKS + block)[keep]
+
+
+def block_z(dy: np.ndarray, dx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fisher's z of the correlation of ``dy`` with ``dx`` (N, T) within each block of each row (``block_units``), and
+    the row of each; blocks where either does not vary give none."""
+    keep, unit = block_units(np.isfinite(dy) & np.isfinite(dx))
+    a, e = dx[keep], dy[keep]
     size = len(dy) * SCREEN_BLOCKS
 
     def total(values):
@@ -140,20 +149,13 @@ def block_z(dy: np.ndarray, dx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.arctanh(np.clip(r, -MAX_CORRELATION, MAX_CORRELATION)), np.flatnonzero(varies) // SCREEN_BLOCKS
 
 
-def moving_blocks(dx: np.ndarray, usable: np.ndarray) -> int:
-    """Blocks (as ``block_z`` cuts them) in which the covariate's differences ``dx`` vary where ``usable`` (a target's
-    difference is there too): the evidence a verdict of "moves nothing" rests on, whether or not the target varies
-    there (a block of a closed night, the target at zero throughout, counts: the covariate moved and the target did
-    not)."""
-    count = usable.sum(axis=1)
-    blocks = np.minimum(SCREEN_BLOCKS, count // MIN_BLOCK)
-    rank = np.cumsum(usable, axis=1) - 1
-    block = (rank * blocks[:, None]) // np.maximum(count, 1)[:, None]
-    keep = usable & (blocks[:, None] > 0)
-    unit = (np.arange(len(dx))[:, None] * SCREEN_BLOCKS + block)[keep]
+def moving_blocks(dy: np.ndarray, dx: np.ndarray) -> int:
+    """Blocks (``block_units``) in which the covariate's differences ``dx`` vary where the target's ``dy`` are there too:
+    the evidence a verdict of "moves nothing" rests on, whether or not the target varies there (a block of a closed
+    night, the target at zero throughout, counts: the covariate moved and the target did not)."""
+    keep, unit = block_units(np.isfinite(dy) & np.isfinite(dx))
     size = len(dx) * SCREEN_BLOCKS
-    low = np.full(size, np.inf)
-    high = np.full(size, -np.inf)
+    low, high = np.full(size, np.inf), np.full(size, -np.inf)
     np.minimum.at(low, unit, dx[keep])
     np.maximum.at(high, unit, dx[keep])
     return int(((high - low) > 0).sum())
@@ -178,36 +180,36 @@ def series_strength(z: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     return normal, units[usable]
 
 
-def by_series_t(actual: tuple[np.ndarray, np.ndarray], placebo: tuple[np.ndarray, np.ndarray]) -> tuple[float, int]:
+def by_series_t(strength: tuple[np.ndarray, np.ndarray], reference: tuple[np.ndarray, np.ndarray]) -> tuple[float, int]:
     """An effect of either sign in each series (a holiday lifts one product's sales and lowers another's), which the
-    mean over every block cancels: each series' squared strength (``series_strength``) against the same with the
-    covariate ``PLACEBO_SHIFT`` periods off (which moves nothing, and shares whatever the blocks' z get wrong about
-    their own spread), paired over the series; the t of their mean difference, and the series read (0 below two)."""
-    strength, units = series_strength(*actual)
-    reference, placebo_units = series_strength(*placebo)
+    mean over every block cancels: each series' squared ``strength`` (``series_strength``: values, series) against its
+    ``reference``, the same with the covariate ``PLACEBO_SHIFT`` periods off (which moves nothing, and shares whatever
+    the blocks' z get wrong about their own spread), paired over the series; the t of their mean difference, and the
+    series read (0 below two)."""
+    (values, units), (placebo, placebo_units) = strength, reference
     both, mine, theirs = np.intersect1d(units, placebo_units, return_indices=True)
     if len(both) < 2:
         return 0.0, len(both)
-    return paired_t(strength[mine] ** 2 - reference[theirs] ** 2), len(both)
+    return paired_t(values[mine] ** 2 - placebo[theirs] ** 2), len(both)
 
 
 def strongest_series(
-    actual: tuple[np.ndarray, np.ndarray], placebo: tuple[np.ndarray, np.ndarray]
+    strength: tuple[np.ndarray, np.ndarray], reference: tuple[np.ndarray, np.ndarray]
 ) -> tuple[float, float, float, int]:
     """An effect in a few series only, which neither the mean over the blocks nor the mean over the series shows (a
-    promotion run in one shop): the largest |strength| of a series (``series_strength``, standard normal where nothing
-    moves), the scale (at least 1) and the largest of the strengths with the covariate moved, and the series read.
+    promotion run in one shop): the largest |strength| of a series (``series_strength``: values, series; standard
+    normal where nothing moves), the scale (at least 1) and the largest of the ``reference`` strengths (the covariate
+    moved), and the series read.
 
     Where nothing moves, the strengths spread a little wider than a normal's on some panels (root mean square 1.12-1.17
     on M3 monthly at the seasonal lag, with a random flag or its placebo alike), and the largest of a thousand grows
     with that: the placebo's scale widens the bar, and its largest is a floor under it."""
-    strength, units = series_strength(*actual)
-    reference, _ = series_strength(*placebo)
+    (values, units), (placebo, _) = strength, reference
     if not len(units):
         return 0.0, 1.0, 0.0, 0
-    scale = max(1.0, float(np.sqrt(np.mean(reference**2)))) if len(reference) else 1.0
-    floor = float(np.abs(reference).max()) if len(reference) else 0.0
-    return float(np.abs(strength).max()), scale, floor, len(units)
+    scale = max(1.0, float(np.sqrt(np.mean(placebo**2)))) if len(placebo) else 1.0
+    floor = float(np.abs(placebo).max()) if len(placebo) else 0.0
+    return float(np.abs(values).max()), scale, floor, len(units)
 
 
 # Periods by which the placebo covariate of ``by_series_t`` is moved: a prime, off every common season's phase.
@@ -236,18 +238,18 @@ def screen_covariates(panel: Panel, season_length: int) -> ScreenResult | None:
                 dy, dx = y[:, lag:] - y[:, :-lag], form[:, lag:] - form[:, :-lag]
                 moved = np.full_like(dx, np.nan)
                 moved[:, PLACEBO_SHIFT:] = dx[:, :-PLACEBO_SHIFT]
-                evidence = moving_blocks(dx, np.isfinite(dy) & np.isfinite(dx))
-                zs.append((name, block_z(dy, dx), block_z(dy, moved), evidence))
+                zs.append((name, block_z(dy, dx), block_z(dy, moved), moving_blocks(dy, dx)))
     figures: dict[str, CovariateFigures] = {}
     for name in panel.future_names:
         mine = [(actual, placebo, moving) for covariate, actual, placebo, moving in zs if covariate == name]
         tests = []  # (|t|, units read, whether the bar is Student's t over them, the placebo's scale and strongest series)
         for actual, placebo, _ in mine:
             tests.append((consistent_t(actual[0]), len(actual[0]), True, 1.0, 0.0))
-            t, n_series = by_series_t(actual, placebo)
+            strength, reference = series_strength(*actual), series_strength(*placebo)
+            t, n_series = by_series_t(strength, reference)
             if n_series >= 2:
                 tests.append((t, n_series, True, 1.0, 0.0))
-            t, scale, floor, n_series = strongest_series(actual, placebo)
+            t, scale, floor, n_series = strongest_series(strength, reference)
             if n_series >= 1:
                 tests.append((t, n_series, False, scale, floor))
         usable = [test for test in tests if test[1] >= 2 or not test[2]]
@@ -258,12 +260,6 @@ def screen_covariates(panel: Panel, season_length: int) -> ScreenResult | None:
         read = [CovariateFigures(t, bar_for(n, k, student, *placebo), n, evidence) for t, n, student, *placebo in usable]
         figures[name] = max(read, key=lambda f: f.t - f.bar)
     return ScreenResult(figures) if figures else None
-
-
-# Blocks (over the series) in which a covariate must vary before the screen may set it aside: fewer cannot clear a bar
-# split over the tests (two blocks: |t| 56), so they are no evidence that it moves nothing (one holiday in a short
-# history varies in two).
-MIN_EVIDENCE = 8
 
 
 def bar_for(n_units: int, n_tests: int, student: bool, scale: float = 1.0, floor: float = 0.0) -> float:

@@ -141,8 +141,8 @@ def _screened(plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz, params:
     panel = model_panel(frame, columns, roles, features, facts.offset, params["horizon"], units, fill_gaps=params["fill_gaps"])
     result = screen_covariates(panel, units["season_length"])
     result = None if result is None else replace(result, closing=tuple(closing))
-    if result is None or not result.unread:
-        fit = _run(plan, facts, frame, tz, params, *given)
+    if result is None or not result.unread:  # the fit reads every covariate: the screen's panel is its panel
+        fit = _run(plan, facts, frame, tz, params, None, train_members, features, None, panel=panel)
         return fit if result is None else _recorded(fit, replace(fit.plan, check=result.to_dict()))
     unread = result.unread
     kept = tuple(name for name in roles.future if name not in unread)
@@ -167,14 +167,18 @@ def _recorded(fit: Fit, plan: FitPlan) -> Fit:
     return replace(fit, state=replace(fit.state, plan=plan.to_dict()))
 
 
-def _run(plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz: str | None, params: dict, *given) -> Fit:
-    """One plan carried out; ``given``: ``run_plan``'s ``previous``, ``train_members``, ``features``, ``corpus_job``."""
+def _run(
+    plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz: str | None, params: dict, *given, panel: Panel | None = None
+) -> Fit:
+    """One plan carried out; ``given``: ``run_plan``'s ``previous``, ``train_members``, ``features``, ``corpus_job``;
+    ``panel``: the panel of ``frame`` with ``features``, where the caller built it already (the screen)."""
     previous, train_members, features, corpus_job = given
     columns, roles, horizon = Columns.from_params(params), facts.roles, params["horizon"]
     units = dict(plan.units)
     features = _features(plan, previous, frame, columns.id, roles, features)
-    with padding_expected(plan.start == "prior" or corpus_job is not None):
-        panel = model_panel(frame, columns, roles, features, facts.offset, horizon, units, fill_gaps=params["fill_gaps"])
+    if panel is None:
+        with padding_expected(plan.start == "prior" or corpus_job is not None):
+            panel = model_panel(frame, columns, roles, features, facts.offset, horizon, units, fill_gaps=params["fill_gaps"])
     if plan.trains and corpus_job is None:  # a model that does not train needs no training window
         refuse_short(panel.ids, panel.length, horizon)
     config = network_config(panel, roles, features, plan.quantiles, units["input_size"], params)
