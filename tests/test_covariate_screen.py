@@ -273,3 +273,73 @@ def test_a_block_where_the_target_stands_still_still_counts_as_evidence():
     flag = (rng.random(n) < 0.5).astype(float)
     result = screen_covariates(one_series(flag, y), season_length=7)
     assert result is not None and result.figures["temperature"].evidence and result.unread == ("temperature",)
+
+
+def test_an_effect_too_clean_for_any_spread_between_blocks_is_read():
+    """A flag that moves two series by +-20 against noise of 0.1: every block's correlation is at the clip, so a
+    series' blocks agree exactly. That is the strongest evidence there is, not a series to leave out (it was left out,
+    the signs cancelled in the mean, and the flag was set aside at |t| 0)."""
+    rng = np.random.default_rng(2)
+    flag = (rng.random((2, 160)) < 0.3).astype(float)
+    y = 100 + np.array([[20.0], [-20.0]]) * flag + rng.normal(0, 0.1, (2, 160))
+    result = screen_covariates(panel_of(flag, y), season_length=7)
+    assert result is not None and result.unread == () and result.figures["temperature"].moves
+
+
+def test_a_daily_cycle_in_a_covariate_whose_sign_differs_by_series_is_read():
+    """Heating and cooling load in one hourly panel: the temperature (a daily cycle and the weather) moves two series
+    up and two down by a degree's worth each. Each series' correlation is 0.98; the placebo, moved 11 hours, is nearly
+    the cycle's opposite, and once each series' strength was read through Student's t over its blocks both reached its
+    ceiling, so the test by series could not tell them apart and the temperature was set aside."""
+    rng = np.random.default_rng(101)
+    n, hours = 24 * 60, np.arange(24 * 60)
+    temperature = np.empty((4, n))
+    for row in range(4):
+        anomaly = np.zeros(n)
+        for k in range(1, n):
+            anomaly[k] = 0.97 * anomaly[k - 1] + rng.normal(0, 0.5)
+        temperature[row] = 15 + 6 * np.sin(2 * np.pi * (hours - 9) / 24) + anomaly
+    y = 100 + np.array([[1.0], [-1.0], [1.0], [-1.0]]) * temperature + rng.normal(0, 1.0, (4, n))
+    result = screen_covariates(panel_of(temperature, y), season_length=24)
+    assert result is not None and result.unread == ()
+
+
+def test_integer_coded_levels_with_an_effect_of_any_shape_are_read():
+    """Five levels coded 0-4 whose effects are +10, -40, +60, -40, +10: neither linear nor U-shaped, so neither the
+    covariate nor its square follows the target, while each level does."""
+    rng = np.random.default_rng(4)
+    rows, n = 4, 160
+    code = rng.integers(0, 5, (rows, n)).astype(float)
+    effect = 10.0 * np.array([1, -4, 6, -4, 1])
+    walk = np.cumsum(rng.normal(0, 1, (rows, n)), axis=1)
+    y = 100 + 10 * np.sin(2 * np.pi * np.arange(n) / 7) + walk + rng.normal(0, 2, (rows, n)) + effect[code.astype(int)]
+    result = screen_covariates(panel_of(code, y), season_length=7)
+    assert result is not None and result.unread == ()
+    noise = screen_covariates(panel_of(code, y - effect[code.astype(int)]), season_length=7)
+    assert noise is not None and noise.unread == ("temperature",)
+
+
+def test_every_warm_start_that_keeps_a_covariate_aside_says_so(bare_and_flagged):
+    """A warm start keeps the covariates its weights never read aside: each such fit warns, and points at the
+    setting that reads them (``init="scratch"`` alone does not: a warm start continues whatever ``init`` says)."""
+    df, _, _, _ = bare_and_flagged
+    estimator = model(future_covariates=["flag"], warm_start=True)
+    fit_recording(estimator, with_flag(df))
+    for options in ({}, {"init": "scratch"}):
+        estimator.set_params(**options)
+        messages = fit_recording(estimator, with_flag(df))
+        assert estimator.fit_plan_.start == "continue" and estimator.fit_plan_.unread == ("flag",)
+        assert any("['flag']" in m and "warm_start=False" in m for m in messages)
+
+
+def test_a_closure_on_a_covariate_a_warm_start_set_aside_refits_from_scratch(bare_and_flagged):
+    """A closure declared on a covariate the fit it would continue from set aside: those weights never read it, so the
+    fit starts from scratch and reads it, and says why (it trained, then failed with "not a future-known covariate")."""
+    df, _, _, _ = bare_and_flagged
+    estimator = model(future_covariates=["flag"], warm_start=True)
+    fit_recording(estimator, with_flag(df))
+    estimator.set_params(closed_when={"flag": 1.0})
+    messages = fit_recording(estimator, with_flag(df))
+    plan = estimator.fit_plan_
+    assert plan.start == "scratch" and plan.unread == () and estimator.roles_.future == ("flag",)
+    assert any("warm_start=True but" in m and "'flag'" in m for m in messages)

@@ -11,18 +11,20 @@ The statistic: the target's differences against its differences of a covariate, 
 holiday shows in both; a working-day flag, which repeats every week, at lag 1; a promotion in both), each series cut
 into up to ``SCREEN_BLOCKS`` consecutive blocks of at least ``MIN_BLOCK`` differences, each block's correlation as
 Fisher's z; a covariate of more than two values also as its squared distance from the series' mean (demand rises
-with both heat and cold). Three tests read the blocks:
+with both heat and cold), and one of at most ``MAX_LEVELS`` values as one flag per value too (coded categories). Three
+tests read the blocks:
 
 - the |t| over all of them of their mean: an effect of one sign everywhere (a panel of one series gives several
   blocks, and a t over them is robust to the short-range dependence of differences);
-- with two series or more, each series' t over its own blocks, squared, against the same with the covariate moved
-  ``PLACEBO_SHIFT`` periods, paired over the series: an effect whose sign differs by series, which the mean cancels (a
-  holiday lifts one product's sales and lowers another's). The placebo shares whatever the blocks' z get wrong about
-  their own spread, which summed over a thousand series would pass for an effect: a random flag on M3 monthly scored
-  5.9-7.7 against 2.8 as a plain sum of squares;
-- the strongest series' t over its blocks: an effect in a few series only (a promotion run in one shop of ten), which
-  both means dilute. Its bar is widened by the placebo's scale and is at least the placebo's strongest series: on
-  some panels these t spread wider than a normal's where nothing moves.
+- with two series or more, each series' Fisher statistic over its own blocks, squared, against the same with the
+  covariate moved ``PLACEBO_SHIFT`` periods, paired over the series: an effect whose sign differs by series, which the
+  mean cancels (a holiday lifts one product's sales and lowers another's). The placebo shares whatever the blocks' z
+  get wrong about their own spread, which summed over a thousand series would pass for an effect: a random flag on M3
+  monthly scored 5.9-7.7 against 2.8 as a plain sum of squares;
+- the strongest series' t over its blocks (blocks that agree exactly, at the correlation's clip, are the strongest
+  evidence there is): an effect in a few series only (a promotion run in one shop of ten), which both means dilute.
+  Its bar is widened by the placebo's scale and is at least the placebo's strongest series: on some panels these t
+  spread wider than a normal's where nothing moves.
 
 A covariate moves the target where one of its tests clears its bar: ``SWITCH_T``, the bar the partners' weights
 switch at, as a two-sided tail split over that covariate's tests (and, for the strongest series, over the series),
@@ -63,6 +65,10 @@ SCREEN_BLOCKS = 8
 MIN_BLOCK = 8
 # Periods of each series' history the screen reads at most (the latest): bounds its memory on long panels.
 SCREEN_SPAN = 2048
+# A covariate of at most this many values (more than two) is also read as one flag per value: integer-coded categories
+# (a day's type: 0 ordinary, 1 holiday, 2 bridge day) move the target by level, in no order that the covariate or its
+# square would follow.
+MAX_LEVELS = 8
 # Blocks (over the series) in which a covariate must vary before the screen may set it aside: fewer cannot clear a bar
 # split over the tests (two blocks: |t| 56), so they are no evidence that it moves nothing (one holiday in a short
 # history varies in two).
@@ -126,9 +132,9 @@ def block_units(usable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return keep, (np.arange(len(usable))[:, None] * SCREEN_BLOCKS + block)[keep]
 
 
-def block_z(dy: np.ndarray, dx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Fisher's z of the correlation of ``dy`` with ``dx`` (N, T) within each block of each row (``block_units``), and
-    the row of each; blocks where either does not vary give none."""
+def block_z(dy: np.ndarray, dx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fisher's z of the correlation of ``dy`` with ``dx`` (N, T) within each block of each row (``block_units``), the
+    row of each and its differences; blocks where either does not vary give none."""
     keep, unit = block_units(np.isfinite(dy) & np.isfinite(dx))
     a, e = dx[keep], dy[keep]
     size = len(dy) * SCREEN_BLOCKS
@@ -146,7 +152,8 @@ def block_z(dy: np.ndarray, dx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # a block varies where its spread is more than rounding of its own values (not of the panel's largest series)
     varies = (n >= 3) & (aa > 1e-12 * total(a * a)) & (ee > 1e-12 * total(e * e)) & (aa > 0) & (ee > 0)
     r = ae[varies] / np.sqrt(aa[varies] * ee[varies])
-    return np.arctanh(np.clip(r, -MAX_CORRELATION, MAX_CORRELATION)), np.flatnonzero(varies) // SCREEN_BLOCKS
+    z = np.arctanh(np.clip(r, -MAX_CORRELATION, MAX_CORRELATION))
+    return z, np.flatnonzero(varies) // SCREEN_BLOCKS, n[varies]
 
 
 def moving_blocks(dy: np.ndarray, dx: np.ndarray) -> int:
@@ -166,45 +173,52 @@ def consistent_t(z: np.ndarray) -> float:
     return max(paired_t(z), paired_t(-z))
 
 
-def series_strength(z: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each series' t over its blocks (three at least) of their mean z, taken to a standard normal through Student's t
-    (standard normal where nothing moves), and the series (rows) read."""
+def series_strength(z: np.ndarray, rows: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each series' evidence over its blocks (three at least; ``block_z``'s z, rows and differences): its t of their
+    mean z, taken to a standard normal through Student's t (standard normal where nothing moves; blocks that agree
+    exactly, every correlation at the clip, give the largest there is), its Fisher statistic (the blocks' z weighted as
+    their differences make them exact, standard normal for independent differences where nothing moves; it grows with
+    the effect where the first levels off), and the series read."""
     units, codes, blocks = np.unique(rows, return_inverse=True, return_counts=True)
     total, squares = np.bincount(codes, weights=z), np.bincount(codes, weights=z * z)
+    fisher = np.bincount(codes, weights=z * np.sqrt(np.maximum(n - 3, 1))) / np.sqrt(blocks)
     mean = total / blocks
     with np.errstate(invalid="ignore", divide="ignore"):
         spread = np.sqrt(np.maximum(squares - blocks * mean**2, 0.0) / (blocks - 1) / blocks)
-        t = mean / spread
-    usable = (blocks >= 3) & (spread > 0)
-    normal = stats.norm.isf(np.clip(stats.t.sf(t[usable], blocks[usable] - 1), 1e-300, 1.0))
-    return normal, units[usable]
+        t = np.abs(mean) / spread
+    usable = (blocks >= 3) & ((spread > 0) | (mean != 0))
+    tail = np.clip(stats.t.sf(t[usable], blocks[usable] - 1), 1e-300, 1.0)
+    normal = np.sign(mean[usable]) * stats.norm.isf(tail)
+    return normal, fisher[usable], units[usable]
 
 
-def by_series_t(strength: tuple[np.ndarray, np.ndarray], reference: tuple[np.ndarray, np.ndarray]) -> tuple[float, int]:
+def by_series_t(strength: tuple[np.ndarray, ...], reference: tuple[np.ndarray, ...]) -> tuple[float, int]:
     """An effect of either sign in each series (a holiday lifts one product's sales and lowers another's), which the
-    mean over every block cancels: each series' squared ``strength`` (``series_strength``: values, series) against its
-    ``reference``, the same with the covariate ``PLACEBO_SHIFT`` periods off (which moves nothing, and shares whatever
-    the blocks' z get wrong about their own spread), paired over the series; the t of their mean difference, and the
-    series read (0 below two)."""
-    (values, units), (placebo, placebo_units) = strength, reference
+    mean over every block cancels: each series' squared Fisher statistic (``series_strength``: strengths, Fisher
+    statistics, series) against its ``reference``, the same with the covariate ``PLACEBO_SHIFT`` periods off (which
+    moves nothing, and shares whatever the blocks' z get wrong about their own spread), paired over the series; the t
+    of their mean difference, and the series read (0 below two).
+
+    The Fisher statistic, not the strength: a strength read through Student's t over a series' few blocks levels off
+    (about 6.5 over 8 blocks) where the correlations are large, and a placebo that is nearly the covariate's opposite
+    (an hourly temperature's daily cycle moved 11 hours) then reached the same ceiling as the covariate."""
+    (_, values, units), (_, placebo, placebo_units) = strength, reference
     both, mine, theirs = np.intersect1d(units, placebo_units, return_indices=True)
     if len(both) < 2:
         return 0.0, len(both)
     return paired_t(values[mine] ** 2 - placebo[theirs] ** 2), len(both)
 
 
-def strongest_series(
-    strength: tuple[np.ndarray, np.ndarray], reference: tuple[np.ndarray, np.ndarray]
-) -> tuple[float, float, float, int]:
+def strongest_series(strength: tuple[np.ndarray, ...], reference: tuple[np.ndarray, ...]) -> tuple[float, float, float, int]:
     """An effect in a few series only, which neither the mean over the blocks nor the mean over the series shows (a
-    promotion run in one shop): the largest |strength| of a series (``series_strength``: values, series; standard
-    normal where nothing moves), the scale (at least 1) and the largest of the ``reference`` strengths (the covariate
-    moved), and the series read.
+    promotion run in one shop): the largest |strength| of a series (``series_strength``: strengths, Fisher statistics,
+    series; standard normal where nothing moves), the scale (at least 1) and the largest of the ``reference``
+    strengths (the covariate moved), and the series read.
 
     Where nothing moves, the strengths spread a little wider than a normal's on some panels (root mean square 1.12-1.17
     on M3 monthly at the seasonal lag, with a random flag or its placebo alike), and the largest of a thousand grows
     with that: the placebo's scale widens the bar, and its largest is a floor under it."""
-    (values, units), (placebo, _) = strength, reference
+    (values, _, units), (placebo, _, _) = strength, reference
     if not len(units):
         return 0.0, 1.0, 0.0, 0
     scale = max(1.0, float(np.sqrt(np.mean(placebo**2)))) if len(placebo) else 1.0
@@ -228,11 +242,13 @@ def screen_covariates(panel: Panel, season_length: int) -> ScreenResult | None:
     for j, name in enumerate(panel.future_names):
         x = panel.future[:, start:end, j].astype(np.float64)
         x = np.where(np.isfinite(y), x, np.nan)  # the periods with a target only
-        forms = [x]
-        if len(np.unique(x[np.isfinite(x)])) > 2:  # a flag's square is the flag again (up to sign and shift)
+        forms, levels = [x], np.unique(x[np.isfinite(x)])
+        if len(levels) > 2:  # a flag's square is the flag again (up to sign and shift)
             seen = np.isfinite(x)
             mean = np.where(seen, x, 0.0).sum(axis=1, keepdims=True) / np.maximum(seen.sum(axis=1, keepdims=True), 1)
             forms.append((x - mean) ** 2)
+        if 2 < len(levels) <= MAX_LEVELS:  # coded categories: each level's effect its own, in no order
+            forms.extend(np.where(seen, x == level, np.nan) for level in levels)
         for form in forms:
             for lag in lags:
                 dy, dx = y[:, lag:] - y[:, :-lag], form[:, lag:] - form[:, :-lag]
@@ -283,5 +299,14 @@ def screened_note(result: ScreenResult, covariates: list[str]) -> str:
         f"The declared future-known covariates {list(aside)} are not read: in the history, no difference of the target "
         f"follows their differences ({figures}, over blocks of each series), so the fit is the fit "
         + (f"with only {read} declared" if read else "without them")
-        + " (fit_plan_.check has the figures). init='scratch' reads them regardless."
+        + " (fit_plan_.check has the figures). init='scratch' (without a warm start) reads them regardless."
+    )
+
+
+def kept_aside_note(aside: tuple[str, ...]) -> str:
+    """The note (the estimator warns with it) of a warm start that keeps covariates ``aside``."""
+    return (
+        f"The declared future-known covariates {list(aside)} stay unread: this fit continues (warm_start=True) from "
+        "weights that never read them, since the screen of the fit they come from set them aside. warm_start=False "
+        "with init='scratch' reads them."
     )

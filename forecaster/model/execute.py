@@ -21,7 +21,7 @@ from ..data.validation import Columns
 from .calibration import HoldOut
 from .closures import resolve_closures
 from .covariate_check import check_covariates, unused_note
-from .covariate_screen import screen_covariates, screened_note
+from .covariate_screen import kept_aside_note, screen_covariates, screened_note
 from .fitting import calibrated, network_config, training_job, with_blend_recorded
 from .inference import history_kept, model_panel
 from .members import MemberTrainer, TrainingJob, fit_members
@@ -155,11 +155,12 @@ def _screened(plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz, params:
 
 def _continued_aside(plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz, params: dict, given, aside) -> Fit:
     """A warm start from a fit whose screen set covariates ``aside``: they stay aside (the weights it continues from
-    never read them), and the plan records them again."""
+    never read them), the plan records them again, and its notes say so."""
     kept = tuple(name for name in facts.roles.future if name not in aside)
     kept_params, kept_facts = keeping_future(params, facts, kept)
     fit = _run(plan, kept_facts, frame.drop(columns=list(aside)), tz, kept_params, *given)
-    return _recorded(fit, replace(fit.plan, unread=aside, covariates_read=bool(kept)))
+    notes = (*fit.plan.notes, kept_aside_note(aside))
+    return _recorded(fit, replace(fit.plan, unread=aside, covariates_read=bool(kept), notes=notes))
 
 
 def _recorded(fit: Fit, plan: FitPlan) -> Fit:

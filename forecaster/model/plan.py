@@ -179,6 +179,10 @@ def _continue_reason(previous, params: Mapping[str, Any], roles, freq: str, quan
     """Why a warm start cannot continue from ``previous`` (a fitted state and its network's config), or None."""
     state, config = previous
     aside = set_aside(state)  # covariates the previous fit's screen set aside: its weights never read them
+    closed = params["closed_when"]
+    closing = [name for name in aside if isinstance(closed, Mapping) and name in closed and name in roles.future]
+    if closing:  # a closure is a use of the covariate, which those weights cannot make
+        return f"closed_when reads {closing}, which the fit it would continue from set aside (its weights never read them)"
     roles = replace(roles, future=tuple(name for name in roles.future if name not in aside))
     members = params["n_models"] or state.n_members  # None: as many as the model has
     wanted = {"roles": roles, "freq": freq, "quantiles": quantiles, "n_members": members, "scaler": params["scaler"]}
