@@ -149,6 +149,11 @@ def _explain(args: argparse.Namespace) -> int:
     df = _read_frame(args.data, "--data", names, id_dtype, args.date_format) if args.data else None
     keys = {flag: names[flag] for flag in ("--id-col", "--time-col")}  # the future holds no target
     future = _read_frame(args.future, "--future", keys, id_dtype, args.date_format) if args.future else None
+    if future is None and model.roles_.future:
+        raise UsageError(
+            f"--future is required: the model uses future-known covariates {list(model.roles_.future)}; pass a "
+            "CSV/Parquet file with their values over the horizon after each series' last timestamp."
+        )
     explanation = model.explain(df=df, future_df=future, include_padding=True)
     forecasts = model.predict(df=df, future_df=future)
     ids = _pick_ids(args.ids, list(pd.unique(forecasts[model.id_col])), args.max_series)
@@ -217,7 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     explain = commands.add_parser("explain", help="write attention and forecast plots of a saved model")
     explain.add_argument("model_dir")
     explain.add_argument("--data", help="history CSV/Parquet to forecast from (default: the training tail)")
-    explain.add_argument("--future", help="future-known covariates CSV/Parquet for the horizon")
+    explain.add_argument(
+        "--future", help="future-known covariates CSV/Parquet for the horizon (required where the model uses them)"
+    )
     explain.add_argument("--out", required=True)
     explain.add_argument("--ids", nargs="*", help="series to plot (default: the first few)")
     explain.add_argument("--max-series", type=_positive_int, default=3, help="series to plot without --ids (default 3)")

@@ -50,7 +50,9 @@ def test_a_sliding_backtest_scores_a_series_too_short_for_its_first_fold():
     late = df[df["unique_id"] == "S000"].tail(26)  # 8 periods up to the first cutoff, 14 to the second
     df = pd.concat([df[df["unique_id"] != "S000"], late])
     result = backtest(fast_model(), df, n_windows=3, refit=False, window="sliding", baselines=("seasonal_naive",), progress=False)
-    assert set(result.skipped.loc[result.skipped["unique_id"] == "S000", "fold"]) == {0}
+    # numbered as every other table of the backtest numbers its folds: 1 the earliest origin
+    assert set(result.skipped.loc[result.skipped["unique_id"] == "S000", "fold"]) == {1}
+    assert result.calibration(by="fold").index.get_level_values("fold").min() == 1
     scored = result.forecasts[result.forecasts["unique_id"] == "S000"]
     assert scored["cutoff"].nunique() == 2 and np.isfinite(scored[["seq2seq", "seasonal_naive"]].to_numpy()).all()
 

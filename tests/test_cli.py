@@ -304,3 +304,24 @@ def test_a_bad_value_in_a_spec_names_its_table(tmp_path, capsys, table, line, ex
         main(["backtest", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and re.search(expected, err) and len(err.strip().splitlines()) == 1
+
+
+def test_explain_of_a_model_with_future_covariates_asks_for_the_future_flag(tmp_path, panel, capsys):
+    """Without ``--future`` the error named the Python argument (``future_df``), which a command-line user never sees."""
+    df, _ = panel
+    model = fast_model(future_covariates=["promo"], max_steps=3).fit(df)
+    model.save(tmp_path / "model")
+    err = _fails(capsys, "explain", str(tmp_path / "model"), "--out", str(tmp_path / "plots"))
+    assert "--future is required" in err and "['promo']" in err and "future_df" not in err
+
+
+@pytest.mark.parametrize("date_format", [None, "%Y-%m-%d %H:%M:%S%z"])
+def test_a_spec_reads_local_hours_written_across_a_daylight_saving_change(date_format):
+    """A CSV of Berlin hours holds +01:00 and +02:00: refused as 'Tz-aware datetime.datetime cannot be converted',
+    with a pd.to_datetime fix a spec cannot apply, whichever date_format was set."""
+    from forecaster.evaluation.studies import parse_dates
+
+    hours = pd.date_range("2024-03-30", periods=48, freq="h", tz="Europe/Berlin")
+    with pytest.warns(UserWarning, match="2 UTC offsets"):
+        read = parse_dates(pd.Series(hours.astype(str)), date_format, "[data] `hour`")
+    pd.testing.assert_series_equal(read, pd.Series(hours.tz_convert("UTC")), check_names=False)

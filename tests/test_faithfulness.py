@@ -214,3 +214,18 @@ def test_partners_read_each_window_up_to_its_own_origin_only():
             if both.distribution is not None:  # Holt-Winters' spread reads nothing after the origin either
                 np.testing.assert_allclose(both.distribution.spread[k], one.distribution.spread[0], rtol=1e-12)
                 assert both.distribution.log[k] == one.distribution.log[0]
+
+
+def test_the_occlusion_check_of_a_count_series_leaves_its_integer_column_untouched(panel):
+    """Counts held as integers: the occluded points take each series' mean, a float. Written into the integer column,
+    pandas warned ("incompatible dtype", an error from pandas 3)."""
+    import warnings
+
+    df, _ = panel
+    whole = df.groupby("unique_id")["y"].transform(lambda y: y.notna().all())
+    counts = df[whole.astype(bool)].assign(y=lambda d: d["y"].round().clip(lower=0).astype("int64"))
+    model = fast_model(max_steps=5).fit(counts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        result = occlusion(model, counts)
+    assert np.isfinite(result.ratio) and counts["y"].dtype == "int64"

@@ -103,10 +103,10 @@ def test_windows_the_verdict_cannot_score_are_listed_with_their_reason():
     out.loc[out.index[out["unique_id"] == ids[1]][-12:-6], "y"] = np.nan  # the first fold's horizon: none observed
     result = backtest(fast_model(), out, n_windows=2, progress=False)
     reasons = result.skipped.set_index(["unique_id", "fold"])["reason"]
-    assert reasons.loc[(ids[0], 0)].startswith("MASE undefined: the history up to the cutoff never changes")
-    assert reasons.loc[(ids[0], 1)].startswith("MASE undefined")
-    assert reasons.loc[(ids[1], 0)].startswith("no observed target in the fold's horizon")
-    assert (ids[1], 1) not in reasons.index  # one observed target is scored
+    assert reasons.loc[(ids[0], 1)].startswith("MASE undefined: the history up to the cutoff never changes")
+    assert reasons.loc[(ids[0], 2)].startswith("MASE undefined")
+    assert reasons.loc[(ids[1], 1)].startswith("no observed target in the fold's horizon")
+    assert (ids[1], 2) not in reasons.index  # one observed target is scored
     verdict = result.settings["verdict"]
     assert verdict["series"] == len(ids) - 1 and verdict["windows"] == verdict["windows_total"] - 3
     assert verdict["points"] == 6 * (len(ids) - 2) * 2 + 1

@@ -466,3 +466,17 @@ def test_a_low_occlusion_ratio_gets_a_warning_in_words_that_do_not_reassure():
     assert "less than those it weighs least" in occlusion_warning(0.8)
     assert _occlusion_words(0.79).startswith("WARNING") and "not an explanation" in _occlusion_words(0.79)
     assert _occlusion_words(1.5).startswith("WARNING") and not _occlusion_words(3.0).startswith("WARNING")
+
+
+def test_plot_attention_of_one_series_with_the_whole_future_and_no_history_reads_that_series_training_tail(panel):
+    """``unique_id`` and a ``future_df`` of every series, ``df`` left out: the future was cut to the one series while the
+    history was every series', and the call failed on another series' missing covariates."""
+    df, _ = panel
+    model = fast_model(future_covariates=["promo"], max_steps=5).fit(df)
+    future = future_frame(df, 6, value=1.0)
+    uid = df["unique_id"].iloc[-1]
+    fig = plot_attention(model, unique_id=uid, future_df=future)
+    mine = future[future["unique_id"] == uid]
+    expected = model.predict(df=model.history_[model.history_["unique_id"] == uid], future_df=mine)
+    _assert_line(_line(fig.axes[0], "forecast"), expected["ds"], expected["y_hat"])
+    plt.close(fig)

@@ -431,3 +431,19 @@ def test_daily_readings_at_a_local_time_of_day_follow_the_local_calendar_across_
     assert model.freq_ == "D"
     assert (out["ds"].dt.hour == 17).all() and (out["ds"].dt.minute == 30).all()
     assert list(out["ds"].iloc[:2]) == list(pd.date_range(days[-1], periods=3, freq="D")[1:])
+
+
+def test_local_times_written_as_text_across_a_daylight_saving_change_are_read_as_instants():
+    """Hourly times read from a CSV keep their offsets as text (+01:00 until 31 March, +02:00 after): pandas gave
+    objects, and the fit failed with "Can only use .dt accessor with datetimelike values", naming nothing."""
+    hours = pd.date_range("2024-03-25", periods=24 * 10, freq="h", tz="Europe/Berlin")
+    y = 100 + 10 * np.sin(np.arange(len(hours)) * 2 * np.pi / 24)
+    aware = pd.DataFrame({"unique_id": "a", "ds": hours, "y": y})
+    text = aware.assign(ds=hours.astype(str))
+    assert text["ds"].str[-6:].nunique() == 2
+    with pytest.warns(UserWarning, match=r"Column `ds` holds timestamps with 2 UTC offsets \(\+01:00, \+02:00\)"):
+        read = fast_model(horizon=6, input_size=24).fit(text).predict()
+    expected = fast_model(horizon=6, input_size=24).fit(aware).predict()
+    assert str(read["ds"].dt.tz) == "UTC"  # an offset is not a zone: the instants stay in UTC
+    pd.testing.assert_series_equal(read["ds"], expected["ds"].dt.tz_convert("UTC"))
+    np.testing.assert_array_equal(read["y_hat"].to_numpy(), expected["y_hat"].to_numpy())

@@ -30,20 +30,28 @@ class AmbiguousDatesError(ValueError):
         self.example = example
 
 
-def read_text_dates(values: pd.Series) -> pd.Series:
+def read_text_dates(values: pd.Series, name: str = "The time column") -> pd.Series:
     """``values`` (text, or timestamp objects) as timestamps: ISO dates as they are; other text when it reads one way.
 
     Text that only one of day first and month first reads (13/04/2019) is read that way; text that both read alike
-    (Apr 2019) as it reads.
+    (Apr 2019) as it reads. Text whose UTC offsets differ (local times written across a daylight-saving change) is
+    read in UTC, with a warning naming ``name`` (:func:`in_utc_if_offsets_differ`).
 
     Raises:
         AmbiguousDatesError: some dates read differently day first and month first (03/04/2019).
         UnreadableDatesError: neither reading parses the values.
     """
     try:
-        return pd.to_datetime(values, format="ISO8601")
+        with warnings.catch_warnings():  # pandas 2 warns where the text holds several UTC offsets (read below)
+            warnings.simplefilter("ignore", FutureWarning)
+            parsed = pd.to_datetime(values, format="ISO8601")
+        if pd.api.types.is_datetime64_any_dtype(parsed):
+            return parsed
     except (ValueError, TypeError):
         pass
+    instants = in_utc_if_offsets_differ(values, name)
+    if instants is not None:
+        return instants
     readings, reason = {}, ""
     for dayfirst in (False, True):
         with warnings.catch_warnings():  # pandas' format guess warns; the two readings are compared instead
@@ -59,6 +67,34 @@ def read_text_dates(values: pd.Series) -> pd.Series:
         differs = (readings[False] != readings[True]).to_numpy()
         raise AmbiguousDatesError(values[differs].iloc[0])
     return next(iter(readings.values()))
+
+
+def in_utc_if_offsets_differ(values: pd.Series, name: str, date_format: str | None = None) -> pd.Series | None:
+    """Text timestamps that each end in a UTC offset, not all the same one (+01:00 and +02:00: local times written
+    across a daylight-saving change), as instants in UTC, with a warning naming ``name``; None for any other values.
+
+    No one zone holds them as they are written (pandas gives objects, or refuses), while each is an exact instant. The
+    local zone is not in the text (an offset is not a zone), so they stay in UTC and the forecasts are dated in UTC.
+    """
+    if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)) or not len(values):
+        return None
+    offsets = values.astype(str).str.strip().str.extract(r"(Z|[+-]\d{2}:?\d{2})$")[0]
+    if offsets.isna().any() or offsets.nunique() < 2:
+        return None
+    try:
+        instants = pd.to_datetime(values, format=date_format or "ISO8601", utc=True)
+    except (ValueError, TypeError):
+        return None
+    seen = ", ".join(sorted(offsets.unique())[:3])
+    warnings.warn(
+        f"{name} holds timestamps with {offsets.nunique()} UTC offsets ({seen}), as local times written across a "
+        "daylight-saving change are: they are read as instants in UTC, and the forecasts are dated in UTC. To date them "
+        "in the local zone, parse the column first: pd.to_datetime(values, utc=True).dt.tz_convert('Europe/Berlin') "
+        "(with your zone).",
+        UserWarning,
+        stacklevel=5,
+    )
+    return instants
 
 
 def numbers_as_text(values: pd.Series) -> pd.Series:

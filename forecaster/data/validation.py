@@ -109,7 +109,7 @@ def _text_times(values: pd.Series, column: str) -> pd.Series:
         ColumnTypeError: the text reads differently day first and month first, or does not parse; naming the column.
     """
     try:
-        return read_text_dates(values)
+        return read_text_dates(values, f"Column `{column}`")
     except AmbiguousDatesError as error:
         raise ColumnTypeError(
             f"Column `{column}` holds dates such as {error.example!r} that read differently day first and month first. "

@@ -115,7 +115,7 @@ def _result(scored, frame, tz, folds, columns, out, settings, seconds, baselines
         forecasts, metrics, quantile_metrics = in_zone(forecasts, metrics, quantile_metrics, tz=tz)
         frame = frame.assign(**{columns.time: with_zone(frame[columns.time], tz)})
     values = out.estimator.state_.network.values
-    skipped = [{"unique_id": uid, "fold": fold.index, "reason": why} for fold in folds for uid, why in fold.skipped.items()]
+    skipped = [{"unique_id": uid, "fold": fold.number, "reason": why} for fold in folds for uid, why in fold.skipped.items()]
     skipped += unscored
     return BacktestResult(
         forecasts=forecasts,

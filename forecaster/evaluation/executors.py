@@ -180,7 +180,7 @@ def fold_windows(panel: Panel, folds: list[Fold]) -> tuple[np.ndarray, np.ndarra
         rows = ids.get_indexer(fold.cutoffs.index)
         position = panel.grid.get_indexer(pd.DatetimeIndex(fold.cutoffs.to_numpy()))
         if (rows < 0).any() or (position < 0).any():
-            raise ValueError(f"Fold {fold.index}: a scored series or cutoff is not in the panel; please report this.")
+            raise ValueError(f"Fold {fold.number}: a scored series or cutoff is not in the panel; please report this.")
         series.append(rows)
         origins.append(panel.last_col - (panel.end[rows] - position))
     return np.concatenate(series), np.concatenate(origins)

@@ -40,6 +40,11 @@ class Fold:
     skipped: dict
     history_starts: pd.Series | None = None
 
+    @property
+    def number(self) -> int:
+        """The fold's number as users see it (``skipped.csv``, the report, errors): 1 for the earliest origins."""
+        return self.index + 1
+
 
 def series_spans(frame: pd.DataFrame, id_col: str, time_col: str, target_col: str) -> tuple[pd.Series, pd.Series]:
     """Each series' last timestamp and its first with an observed target: the span its folds are cut from.
@@ -272,18 +277,18 @@ def guard_fold(train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, col
     if late.any():
         row = train.loc[late].iloc[0]
         raise LeakageError(
-            f"Fold {fold.index}: series {row[columns.id]!r} has training data at {row[columns.time]}, after its cutoff."
+            f"Fold {fold.number}: series {row[columns.id]!r} has training data at {row[columns.time]}, after its cutoff."
         )
     if future is None:
         return
     leaked = [c for c in (columns.target, *roles.past) if c in future.columns]
     if leaked:
-        raise LeakageError(f"Fold {fold.index}: the future frame carries {leaked}.")
+        raise LeakageError(f"Fold {fold.number}: the future frame carries {leaked}.")
     cut = future[columns.id].map(fold.cutoffs).to_numpy()
     end = future[columns.id].map(fold.horizon_ends).to_numpy()
     times = future[columns.time].to_numpy()
     if ((times <= cut) | (times > end)).any():
-        raise LeakageError(f"Fold {fold.index}: the future frame has rows outside the fold's horizon.")
+        raise LeakageError(f"Fold {fold.number}: the future frame has rows outside the fold's horizon.")
 
 
 def check_not_fitted_past(model, first: Fold) -> None:
@@ -314,6 +319,6 @@ def check_origins(panel: Panel, series: np.ndarray, origins: np.ndarray, fold: F
     if len(wrong):
         uid = panel.ids[series[wrong[0]]]
         raise ValueError(
-            f"Fold {fold.index}: series {uid!r} has no row at its cutoff {expected[wrong[0]]} (its last row before it is "
+            f"Fold {fold.number}: series {uid!r} has no row at its cutoff {expected[wrong[0]]} (its last row before it is "
             f"{stamps[wrong[0]]}); with fill_gaps=True add that row with a missing target, so the fold forecasts from its cutoff."
         )

@@ -149,7 +149,7 @@ def unscored_windows(metrics: pd.DataFrame, folds: list[Fold], tz: str | None = 
     if own.empty:
         return []
     index = pd.concat(
-        [pd.DataFrame({"unique_id": f.cutoffs.index, "cutoff": f.cutoffs.to_numpy(), "fold": f.index}) for f in folds]
+        [pd.DataFrame({"unique_id": f.cutoffs.index, "cutoff": f.cutoffs.to_numpy(), "fold": f.number}) for f in folds]
     )
     own = own.merge(index, on=["unique_id", "cutoff"], how="left")
     no_actual = ~np.isfinite(own["abs_error"].to_numpy(dtype=float))

@@ -11,6 +11,7 @@ import difflib
 import inspect
 import numbers
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,13 @@ import pandas as pd
 import tomllib
 
 from .. import datasets
-from ..data.dates import AmbiguousDatesError, UnreadableDatesError, numbers_as_text, read_text_dates
+from ..data.dates import (
+    AmbiguousDatesError,
+    UnreadableDatesError,
+    in_utc_if_offsets_differ,
+    numbers_as_text,
+    read_text_dates,
+)
 from ..estimator import Seq2SeqForecaster
 from ..model.params import check_params
 from .backtest import BacktestResult, backtest, check_backtest_arguments
@@ -185,9 +192,18 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str, setting:
         if "%q" in date_format:
             return _quarters(text, date_format, where, setting)
         try:
-            return pd.to_datetime(text, format=date_format)
+            with warnings.catch_warnings():  # pandas 2 warns where the text holds several UTC offsets (read below)
+                warnings.simplefilter("ignore", FutureWarning)
+                parsed = pd.to_datetime(text, format=date_format)
+            if pd.api.types.is_datetime64_any_dtype(parsed):
+                return parsed
+            problem = "its UTC offsets differ"
         except (ValueError, TypeError) as error:
-            raise SpecError(f"{where} does not match {setting} {date_format!r}: {error}.") from None
+            problem = str(error)
+        instants = None if numeric else in_utc_if_offsets_differ(text, where, date_format)
+        if instants is not None:
+            return instants
+        raise SpecError(f"{where} does not match {setting} {date_format!r}: {problem}.")
     if pd.api.types.is_datetime64_any_dtype(values):
         return values
     if numeric:
@@ -198,7 +214,7 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str, setting:
             "for months written as 199001."
         )
     try:
-        return read_text_dates(values)
+        return read_text_dates(values, where)
     except UnreadableDatesError as error:
         raise SpecError(
             f"{where} holds dates such as {error.example!r} that no common format reads; set {setting}, "

@@ -254,5 +254,5 @@ def step_account(explanation, id_col: str, time_col: str, values: str | None):
     once = explanation.groupby(keys, sort=False)[[*_FROM_POINTS[1:], "y_hat"]].first()
     out = pd.concat([history, once], axis=1).rename(columns=dict(zip(_FROM_POINTS, names, strict=True)))
     out = out.reset_index()
-    out.attrs.update(parts=names, attention_values=values)
+    out.attrs.update(parts=list(names), attention_values=values)  # a list selects the columns: out[out.attrs['parts']]
     return out

@@ -45,6 +45,8 @@ def _occluded(df: pd.DataFrame, points: pd.DataFrame, id_col: str, time_col: str
     keys = pd.MultiIndex.from_frame(df[[id_col, time_col]])
     hit = keys.isin(pd.MultiIndex.from_frame(points[[id_col, time_col]]))
     out = df.copy()
+    if not pd.api.types.is_float_dtype(out[target_col]):  # a mean goes into an integer column of counts
+        out[target_col] = out[target_col].astype(np.float64)
     out.loc[hit, target_col] = df.loc[hit, id_col].map(means).to_numpy()
     return out
 

@@ -67,7 +67,8 @@ def plot_attention(
     if hasattr(model_or_explanation, "explain"):
         fitted = model_or_explanation
         id_col, time_col, target_col = fitted.id_col, fitted.time_col, fitted.target_col
-        if unique_id is not None:  # explain and forecast this series only
+        if unique_id is not None:  # explain and forecast this series only (without df: its training tail)
+            df = fitted.history_ if df is None else df
             df, future_df = (f if f is None else f[f[id_col] == unique_id] for f in (df, future_df))
         explanation = fitted.explain(df=df, future_df=future_df, include_padding=True)
         forecast = fitted.predict(df=df, future_df=future_df)

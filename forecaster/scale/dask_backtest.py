@@ -101,7 +101,7 @@ def score_partition(part: pd.DataFrame, models: list, template, plan: FoldPlan) 
     seconds = {"predict": 0.0}
     folds = plan.folds_of(frame)
     for fold in folds:
-        skipped += [{"unique_id": uid, "fold": fold.index, "reason": why} for uid, why in fold.skipped.items()]
+        skipped += [{"unique_id": uid, "fold": fold.number, "reason": why} for uid, why in fold.skipped.items()]
         if fold.cutoffs.empty:
             continue
         train, future = plan.fold_rows(frame, fold)
