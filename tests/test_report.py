@@ -8,12 +8,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import fast_model
 
 import forecaster
 from forecaster.datasets import make_panel
+from forecaster.evaluation.analysis import per_fold
 from forecaster.evaluation.report_html import render_html
 from forecaster.evaluation.report_tables import (
     calibration_by_fold,
@@ -279,7 +281,7 @@ def test_hit_rates_by_fold_are_each_folds_share_of_actuals_at_or_below_the_quant
     for model, column in (("seq2seq", "seq2seq_q10"), ("auto_ets", "auto_ets_q90")):
         rows = forecasts[(forecasts["cutoff"] == first) & forecasts[column].notna() & forecasts["y"].notna()]
         assert by_fold.loc[(model, 1), 0.1 if column.endswith("10") else 0.9] == pytest.approx((rows["y"] <= rows[column]).mean())
-    table = calibration_by_fold(by_fold)
+    table = calibration_by_fold(by_fold, per_fold(result.metrics, result.models, 2))
     header, *rows = report[1].table("Calibration by fold")
     assert header == ["fold", "model", "coverage", "worst_level", "off_points"] and len(rows) == len(table)
     assert rows[0][:2] == ["1", "seq2seq"] and rows[-1][0] == "2"
@@ -287,12 +289,51 @@ def test_hit_rates_by_fold_are_each_folds_share_of_actuals_at_or_below_the_quant
         result.calibration(by="cutoff")
 
 
-def test_calibration_by_fold_reads_coverage_and_the_worst_level_whatever_the_column_order():
+def test_calibration_by_fold_reads_the_worst_level_whatever_the_column_order_and_the_per_fold_coverage():
     index = pd.MultiIndex.from_tuples([("seq2seq", 1), ("seq2seq", 2)], names=["model", "fold"])
     rates = pd.DataFrame({0.9: [0.8, 0.93], 0.1: [0.25, 0.12], 0.5: [0.5, 0.44]}, index=index)
-    table = calibration_by_fold(rates)
-    assert table["coverage"].tolist() == pytest.approx([0.55, 0.81])
+    coverage = pd.DataFrame({"fold": [2, 1], "model": "seq2seq", "coverage": [0.83, 0.61]})
+    table = calibration_by_fold(rates, coverage)
+    assert table["coverage"].tolist() == pytest.approx([0.61, 0.83])  # the share inside, not q90's hit rate less q10's
     assert table["worst_level"].tolist() == ["q10", "q50"] and table["off_points"].tolist() == pytest.approx([15.0, 6.0])
+    assert calibration_by_fold(rates)["coverage"].isna().all()
+
+
+def test_a_report_counts_coverage_one_way_and_leaves_certain_right_periods_out_of_the_hit_rates():
+    """Hours closed at night, forecast at zero at every level and zero: inside the interval and at or below every
+    quantile. "Calibration by fold" took its coverage as q90's hit rate less q10's, and showed 0.385 where the per-fold
+    table showed 0.885 for the same fold; the hit rates counted every closed hour at every level (q10 hit 66.7%)."""
+    from forecaster.evaluation.report_sections import calibration_by_fold_lines
+
+    def distribution_lines(result):
+        from forecaster.evaluation.report_sections import distribution
+
+        return distribution(result, result.summary(), result.calibration())
+
+    rng = np.random.default_rng(0)
+    hours = pd.date_range("2024-03-04", periods=21 * 24, freq="h")
+    open_ = ((hours.hour >= 8) & (hours.hour < 20)).astype(float)
+    df = pd.concat(
+        [
+            pd.DataFrame({"unique_id": s, "ds": hours, "open": open_, "y": rng.poisson(open_ * (6 + 4 * k)).astype(float)})
+            for k, s in enumerate("abc")
+        ],
+        ignore_index=True,
+    )
+    model = forecaster.Seq2SeqForecaster(24, future_covariates=["open"], max_steps=20, progress=False, num_threads=1)
+    result = forecaster.backtest(model, df, n_windows=2, baselines=("seasonal_naive",), progress=False)
+    f = result.forecasts
+    closed = (f["y"] == 0) & (f["seq2seq_q10"] == 0) & (f["seq2seq_q90"] == 0)
+    assert closed.sum() > 0.3 * len(f)  # the closure was learnt: a third of the hours at least
+    lines = "\n".join(calibration_by_fold_lines(result))
+    shown = per_fold(result.metrics, result.models, 2)
+    for fold, cov in shown[shown["model"] == "seq2seq"][["fold", "coverage"]].itertuples(index=False):
+        assert f"| {fold} | seq2seq | {readable(cov)} |" in lines
+    text = "\n".join(distribution_lines(result))
+    assert f"seq2seq {int(closed.sum())} of {int(f['y'].notna().sum())}" in text
+    open_rows = f[~closed & f["y"].notna()]
+    rates = result.calibration()
+    assert rates.loc["seq2seq", 0.1] == pytest.approx((open_rows["y"] <= open_rows["seq2seq_q10"]).mean())
 
 
 def test_folds_are_counted_per_series_when_series_end_at_different_dates():

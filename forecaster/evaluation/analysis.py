@@ -39,11 +39,14 @@ def per_fold(metrics: pd.DataFrame, models: list[str], n_windows: int, cutoffs: 
     return table.sort_values(["fold", "model"], key=lambda c: c.map(order) if c.name == "model" else c, ignore_index=True)
 
 
-def calibration_by_fold(rates: pd.DataFrame) -> pd.DataFrame:
+def calibration_by_fold(rates: pd.DataFrame, coverage: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per fold and model from ``calibration(by="fold")``: the outermost interval's coverage and the worst level.
 
-    ``coverage`` is the hit rate of the highest level less that of the lowest; ``worst_level`` the
-    level whose hit rate lies furthest from it, and ``off_points`` that distance in points.
+    ``coverage``: :func:`per_fold`'s table, whose ``coverage`` (the share of actuals inside the interval, as every
+    other table of the report counts it) is the one shown; without it, the column is empty. It is not the hit rate of
+    the highest level less that of the lowest: an actual equal to the lowest quantile (a closed period forecast at
+    zero) is inside the interval, and a hit at both levels. ``worst_level`` is the level whose hit rate lies furthest
+    from it, and ``off_points`` that distance in points.
     """
     if not len(rates):
         return pd.DataFrame(columns=["fold", "model", "coverage", "worst_level", "off_points"])
@@ -53,12 +56,13 @@ def calibration_by_fold(rates: pd.DataFrame) -> pd.DataFrame:
     worst = gaps.idxmax(axis=1)
     table = pd.DataFrame(
         {
-            "coverage": rates.iloc[:, -1] - rates.iloc[:, 0] if len(levels) > 1 else np.nan,
             "worst_level": worst.map(lambda level: f"q{float(level) * 100:g}"),
             "off_points": 100 * gaps.max(axis=1),
         }
-    )
-    table = table.reset_index()[["fold", "model", "coverage", "worst_level", "off_points"]]
+    ).reset_index()
+    shown = coverage[["fold", "model", "coverage"]] if coverage is not None and "coverage" in coverage else None
+    table = table.merge(shown, on=["fold", "model"], how="left") if shown is not None else table.assign(coverage=np.nan)
+    table = table[["fold", "model", "coverage", "worst_level", "off_points"]]
     return table.sort_values("fold", kind="stable", ignore_index=True)
 
 

@@ -121,13 +121,16 @@ def score_quantiles(
 
     ``quantile_columns`` maps each model to its forecast column per level. A hit is an actual at or
     below the quantile forecast (a calibrated level-q forecast is hit a share q of the time).
-    Periods without an actual or a forecast are not scored. Sums, not means, so that
+    Periods without an actual or a forecast are not scored. ``hits`` and ``n`` leave out the periods a model forecast
+    with certainty and got right (:func:`certain_and_right`: a closed period at zero), which would be a hit at every
+    level and say nothing of how its quantiles spread; the pinball loss counts them (it is zero there). Sums, not means, so that
     :func:`weighted_quantile_loss` can pool any set of rows.
     """
     keys = [id_col, "cutoff"]
     y = forecasts["y"].to_numpy(dtype=float)
     parts = []
     for model, columns in quantile_columns.items():
+        sure = certain_and_right(y, forecasts[list(columns.values())].to_numpy(dtype=float))
         for level, column in columns.items():
             f = forecasts[column].to_numpy(dtype=float)
             ok = np.isfinite(y) & np.isfinite(f)
@@ -137,8 +140,8 @@ def score_quantiles(
                     id_col: forecasts[id_col].to_numpy(),
                     "cutoff": forecasts["cutoff"].to_numpy(),
                     "pinball": pinball(diff, level),
-                    "hits": (ok & (y <= f)).astype(np.int64),
-                    "n": ok.astype(np.int64),
+                    "hits": (ok & ~sure & (y <= f)).astype(np.int64),
+                    "n": (ok & ~sure).astype(np.int64),
                     "abs_y": np.where(ok, np.abs(y), 0.0),
                 }
             )
@@ -148,6 +151,20 @@ def score_quantiles(
             parts.append(grouped)
     columns = [*keys, "model", "level", "pinball", "hits", "n", "abs_y"]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+
+def certain_and_right(y: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
+    """Per period: every quantile forecast (columns of ``quantiles``) the same value, and the actual ``y`` that value.
+
+    A forecast of certainty that came true (a closed period forecast at zero at every level, a count floored at zero
+    where zero came): it is inside any interval, and at or below every quantile, so a hit rate would count it at every
+    level, and a period at or below the lowest quantile is what the hit rates of a distribution sitting too high look
+    like. The hit rates leave such periods out; the coverage of the interval counts them, as any coverage does.
+    """
+    if quantiles.shape[1] == 0:
+        return np.zeros(len(y), dtype=bool)
+    first = quantiles[:, :1]
+    return np.isfinite(y) & np.isfinite(quantiles).all(axis=1) & (quantiles == first).all(axis=1) & (y == first[:, 0])
 
 
 def weighted_quantile_loss(scores: pd.DataFrame) -> pd.Series:

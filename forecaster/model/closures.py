@@ -65,6 +65,45 @@ def learn_closures(frame: pd.DataFrame, target: str, future: Sequence[str]) -> d
     return closures
 
 
+# A value whose targets are zero but for at most this share of its rows (and NEAR_MISS_ROWS at least), and whose zeros
+# alone would clear the rule, is named in a note: a stray count logged on a closed hour keeps it from closing.
+NEAR_MISS_SHARE = 0.01
+NEAR_MISS_ROWS = 2
+
+
+def near_misses(frame: pd.DataFrame, target: str, future: Sequence[str], id_col: str, time_col: str) -> list[str]:
+    """Notes on the values that would mark closed periods (the module's rule) but for a few non-zero targets, each
+    naming the covariate, the value, how many targets are not zero and the first of them (series and time)."""
+    y = frame[target].to_numpy(dtype=np.float64)
+    observed = np.isfinite(y)
+    zero = observed & (y == 0)
+    notes = []
+    for name in future:
+        if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
+            continue
+        x = frame[name].to_numpy(dtype=np.float64)
+        rows = observed & np.isfinite(x)
+        if not rows.any():
+            continue
+        values, at = np.unique(x[rows], return_inverse=True)
+        count = np.bincount(at, minlength=len(values))
+        zeros = np.bincount(at, weights=zero[rows], minlength=len(values))
+        chance = (zero[rows].sum() - zeros + 1) / (rows.sum() - count + 2)
+        strays = count - zeros
+        near = (strays > 0) & (strays <= np.maximum(NEAR_MISS_ROWS, NEAR_MISS_SHARE * count)) & (zeros >= MIN_CLOSED_ROWS)
+        near &= zeros * np.log(chance) < np.log(CHANCE_ODDS)
+        for k in np.flatnonzero(near)[:MAX_CLOSED_VALUES]:
+            on_value = np.flatnonzero(rows)[at == k]
+            first = on_value[~zero[on_value]][0]
+            notes.append(
+                f"{name}={values[k]:g} looks like a closure but is not learnt as one: {int(strays[k])} of its "
+                f"{int(count[k])} observed targets are not zero (the first: series {frame[id_col].iloc[first]!r} at "
+                f"{frame[time_col].iloc[first]}, {y[first]:g}). Those periods are forecast as open; declare "
+                f"closed_when={{{name!r}: {values[k]:g}}} to forecast them at zero, or correct those targets."
+            )
+    return notes
+
+
 def resolve_closures(value: Any, frame: pd.DataFrame, target: str, future: Sequence[str]) -> dict[str, list[float]]:
     """``closed_when`` resolved for a fit on ``frame``: learnt (``"history"``), none (None), or as declared.
 

@@ -19,7 +19,7 @@ from ..data.panel import Panel, padding_expected, refuse_short
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns
 from .calibration import HoldOut
-from .closures import resolve_closures
+from .closures import LEARN, near_misses, resolve_closures
 from .covariate_check import check_covariates, unused_note
 from .covariate_screen import kept_aside_note, screen_covariates, screened_note
 from .fitting import calibrated, network_config, training_job, with_blend_recorded
@@ -204,6 +204,9 @@ def _run(
     for member, result in zip(network.members, results, strict=True):
         member.load_state_dict(result.state_dict)
     network.eval()
+    if isinstance(params["closed_when"], str) and params["closed_when"] == LEARN and roles.future:
+        misses = near_misses(frame, columns.target, roles.future, columns.id, columns.time)
+        plan = replace(plan, notes=(*plan.notes, *misses)) if misses else plan
     state = new_state(frame, tz, panel, features, plan, config, len(results), params)
     state = state if job is None else calibrated(network, state, panel, job.holdout, params, device, plan.covariates_read)
     state = with_blend_recorded(state, params)
