@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from html.parser import HTMLParser
@@ -481,3 +482,15 @@ def test_the_settings_table_shows_what_the_forecast_is_and_what_was_changed_and_
     every = pd.read_csv(tmp_path / "r" / "settings.csv")
     assert {"cell", "scaler", "hidden_size", "freq"} <= set(every["parameter"])
     assert every.set_index("parameter").loc["freq", "value"] == "MS (inferred)"
+
+
+def test_the_settings_say_the_model_is_floored_at_zero_and_the_baselines_are_not(report, result):
+    """A count panel's verdict compared a model floored at zero with baselines forecasting below zero, without a word."""
+    from forecaster.evaluation.report_settings import settings_lines
+
+    lines = settings_lines(result)
+    assert any(line.startswith("- zero floor: seq2seq's median and quantiles are floored at zero") for line in lines)
+    model = copy.deepcopy(result.last_model)
+    model.state_ = dataclasses.replace(model.state_, nonnegative="none")  # as a fit with nonnegative=False resolves it
+    unfloored = dataclasses.replace(result, last_model=model)
+    assert not any(line.startswith("- zero floor") for line in settings_lines(unfloored))

@@ -56,10 +56,25 @@ def settings_lines(result) -> list[str]:
         blend_line(s["blend_weights"], [n for n in s["blend_weights"] if params.get(n) is None]),
         *calibration_line(result),
         f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data",
+        *floor_line(result),
         f"- run time: {duration(s['seconds'])}",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
     ]
     return lines
+
+
+def floor_line(result) -> list[str]:
+    """Where the model's forecasts are floored at zero and the baselines' are not: the comparison is then not like for
+    like, in the model's favour on series that are never negative (their actuals are not either)."""
+    rule = getattr(result.last_model, "nonnegative_", None)
+    if rule is None or rule == "none" or not result.settings.get("baselines"):
+        return []
+    floored = "each series never negative up to its origin" if rule == "series never negative" else "every series"
+    return [
+        f"- zero floor: seq2seq's median and quantiles are floored at zero for {floored} (`nonnegative`); the "
+        "baselines' are statsforecast's as they come, below zero included. On a series never negative the floor can "
+        "only lower an error, so it favours seq2seq there; `nonnegative=False` compares like for like"
+    ]
 
 
 def blend_line(weights: dict[str, float], chosen: list[str] = ()) -> str:

@@ -120,12 +120,12 @@ def verdict_sentence(summary: pd.DataFrame, verdict: dict | None, settings: dict
         if f"rel_mase_vs_{b}" in summary and np.isfinite(summary.loc[MODEL, f"rel_mase_vs_{b}"])
     ]
     if verdict:
-        covered = (
-            f"on {verdict['series']:,} of {verdict['series_total']:,} series and {verdict['points']:,} of "
+        covered = (  # what the means are over, not where it won: "on 4 of 4 series" read as better on each
+            f"averaged over {verdict['series']:,} of {verdict['series_total']:,} series and {verdict['points']:,} of "
             f"{verdict['points_total']:,} forecast points"
         )
     else:
-        covered = f"on {settings.get('n_series', '?')} series"
+        covered = f"averaged over {settings.get('n_series', '?')} series"
     mase = readable(summary.loc[MODEL, "mean_mase"])
     if not compared:
         return f"**In short:** seq2seq's mean MASE was {mase}, {covered}; no baseline ran to compare it with."
