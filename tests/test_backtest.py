@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -275,3 +277,17 @@ def test_folds_sit_on_a_custom_business_calendar_given_as_an_offset():
         model = fast_model(horizon=5, input_size=10, freq=offset, season_length=5, max_steps=5, fill_gaps=True)
         result = backtest(model, df, n_windows=2, refit=refit, baselines=("seasonal_naive",), progress=False)
         assert {str(c.date()) for c in result.metrics["cutoff"].unique()} == expected
+
+
+def test_a_backtest_of_series_that_end_at_different_times_says_what_the_global_model_read():
+    """Each series is cut at its own origin: a series that ends six months early was forecast by a network trained on
+    the other series' periods after its cutoff (moving those moved its forecast), without a word."""
+    df, _ = make_panel(n_series=4, length=48, seed=3, short_share=0.0, missing_share=0.0)
+    early = df["unique_id"] == "S001"
+    df = df[~(early & (df["ds"] > df["ds"].max() - pd.DateOffset(months=6)))]
+    with pytest.warns(UserWarning, match=r"fold 2, 1 series \(e\.g\. 'S001', cutoff .*\) are forecast by a model trained"):
+        backtest(fast_model(max_steps=3), df, n_windows=2, baselines=(), progress=False)
+    aligned = df[df["ds"] <= df[early]["ds"].max()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        backtest(fast_model(max_steps=3), aligned, n_windows=2, baselines=(), progress=False)

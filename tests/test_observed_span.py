@@ -163,3 +163,81 @@ def test_messages_about_a_zoned_panel_name_its_own_times():
     reason = result.skipped.loc[result.skipped["unique_id"] == "a", "reason"].iloc[0]
     cutoff = hours[-1] - 6 * pd.Timedelta(hours=1)
     assert reason.endswith(f"(cutoff {cutoff})") and result.settings["cutoffs"][0].endswith(str(cutoff))
+
+
+MONTHS = pd.date_range("2015-01-01", periods=48, freq="MS")
+
+
+def _seasonal_pair() -> pd.DataFrame:
+    t = np.arange(48)
+    y = 100 + 20 * np.sin(2 * np.pi * t / 12) + t
+    one = pd.DataFrame({"unique_id": "a", "ds": MONTHS, "y": y})
+    return pd.concat([one, one.assign(unique_id="b", y=one["y"] * 2)], ignore_index=True)
+
+
+def _seasonal_panel(n: int, promo: bool = False) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    wave = 50 + 10 * np.sin(2 * np.pi * np.arange(48) / 12)
+    frames = [pd.DataFrame({"unique_id": f"s{i}", "ds": MONTHS, "y": wave + rng.normal(0, 2, 48)}) for i in range(n)]
+    if promo:
+        frames = [f.assign(promo=rng.integers(0, 2, 48).astype(float)) for f in frames]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _gappy_model():
+    return fast_model(max_steps=5, fill_gaps=True)
+
+
+def test_a_gap_of_absent_rows_reaches_the_baselines_as_the_same_gap_of_missing_targets():
+    """With ``fill_gaps=True`` the rows of a gap could be absent: statsforecast read the rows either side as consecutive,
+    so seasonal naive forecast a season out of phase and AutoETS scored MASE 1.578 against 0.156."""
+    df = _seasonal_pair()
+    gap = (df["unique_id"] == "a") & df["ds"].between("2017-09-01", "2017-11-01")
+    settings = dict(n_windows=1, baselines=("seasonal_naive", "auto_ets", "mstl"), progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        missing = backtest(_gappy_model(), df.assign(y=df["y"].mask(gap)), **settings)
+        absent = backtest(_gappy_model(), df[~gap].reset_index(drop=True), **settings)
+    pd.testing.assert_frame_equal(absent.forecasts, missing.forecasts)
+    pd.testing.assert_frame_equal(absent.metrics, missing.metrics)
+
+
+def test_a_cutoff_in_a_gap_of_absent_rows_scores_every_model_on_the_same_periods():
+    """The baselines forecast from the last row before the gap, two periods early, and were scored on three periods
+    of the fold's six while the model was scored on five, with nothing in ``skipped``."""
+    df = _seasonal_pair()
+    gone = (df["unique_id"] == "a") & df["ds"].between("2017-11-01", "2018-01-01")  # the first fold's cutoff: 2017-12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        baselines = ("seasonal_naive", "auto_ets")
+        result = backtest(_gappy_model(), df[~gone], n_windows=2, refit=False, baselines=baselines, progress=False)
+    points = result.metrics.groupby(["unique_id", "cutoff"]).n_points.nunique()
+    assert (points == 1).all()
+    assert result.forecasts[["seq2seq", "seasonal_naive", "auto_ets"]].notna().all().all()
+
+
+def test_a_series_of_a_few_rows_far_apart_is_forecast_as_with_its_gap_of_missing_targets():
+    """One early reading, then nothing for 31 months: counted in calendar periods the series was long enough, while
+    statsforecast got its few rows and stopped the backtest ("tiny datasets", non-finite seasonal naive)."""
+    df = _seasonal_panel(3)
+    gone = (df["unique_id"] == "s0") & df["ds"].between("2015-02-01", "2017-08-01")
+    settings = dict(n_windows=2, baselines=("seasonal_naive", "auto_ets"), progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        absent = backtest(_gappy_model(), df[~gone], **settings)
+        missing = backtest(_gappy_model(), df.assign(y=df["y"].mask(gone)), **settings)
+    pd.testing.assert_frame_equal(absent.metrics, missing.metrics)
+
+
+def test_rows_after_a_series_ends_need_no_covariates():
+    """A wide table melted to long form: a series that ended has rows with neither a target nor its covariates. They
+    are no history, yet their missing future-known covariate was refused before they were cut."""
+    df = _seasonal_panel(3, promo=True)
+    late = (df["unique_id"] == "s2") & (df["ds"] > "2017-12-01")
+    padded = df.assign(y=df["y"].mask(late), promo=df["promo"].mask(late))
+    settings = dict(n_windows=2, baselines=("seasonal_naive",), progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trimmed = backtest(fast_model(max_steps=5, future_covariates=["promo"]), df[~late], **settings)
+        ended = backtest(fast_model(max_steps=5, future_covariates=["promo"]), padded, **settings)
+    pd.testing.assert_frame_equal(ended.metrics, trimmed.metrics)

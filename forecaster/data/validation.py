@@ -225,6 +225,13 @@ def clean_history(
     frame[columns.target] = _numeric_column(frame, columns.target, columns, allow_bool=False)
     for name in roles.future + roles.past:
         frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
+    _check_duplicates(frame, columns, argument)
+    frame = frame.sort_values([columns.id, columns.time], kind="stable").reset_index(drop=True)
+    observed = frame[columns.target].notna().groupby(frame[columns.id], sort=False, observed=True).any()
+    if not observed.all():
+        empty = list(observed.index[~observed.to_numpy()])
+        raise ValueError(f"Series {reprlib.repr(empty)} have no observed value of `{columns.target}`.")
+    frame, ended = observed_span(frame, columns)  # rows outside it are no history: their covariates are not read
     for name in roles.future:
         missing = frame[name].isna().to_numpy()
         if missing.any():
@@ -233,13 +240,6 @@ def clean_history(
                 "future-known covariates must be complete."
             )
     _check_statics(frame, columns, roles)
-    _check_duplicates(frame, columns, argument)
-    frame = frame.sort_values([columns.id, columns.time], kind="stable").reset_index(drop=True)
-    observed = frame[columns.target].notna().groupby(frame[columns.id], sort=False, observed=True).any()
-    if not observed.all():
-        empty = list(observed.index[~observed.to_numpy()])
-        raise ValueError(f"Series {reprlib.repr(empty)} have no observed value of `{columns.target}`.")
-    frame, ended = observed_span(frame, columns)
     if len(ended):
         warn_ended_early(pd.Series(restore_zone(pd.DatetimeIndex(ended.to_numpy()), tz), index=ended.index), columns, argument)
     return frame, tz

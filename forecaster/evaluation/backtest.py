@@ -25,7 +25,7 @@ from ..model.outputs import attention_frame
 from ..model.params import check_arguments, check_params
 from .baselines import BASELINES, fold_baselines
 from .executors import executor_for
-from .folds import FoldPlan, check_not_fitted_past, fold_data, guard_fold, series_spans
+from .folds import FoldPlan, check_not_fitted_past, fold_data, guard_fold, series_spans, warn_ragged_cutoffs
 from .progress import Progress
 from .result import BacktestResult
 from .scoring import (
@@ -88,6 +88,7 @@ def backtest(
     columns = plan.columns
     folds = plan.folds(*series_spans(frame, columns.id, columns.time, columns.target))
     check_not_fitted_past(model, folds[0])
+    warn_ragged_cutoffs(folds, columns.id)
     report, client = Progress(progress, len(folds), "backtest"), active_client()  # baselines go to an active client
     executor = executor_for(plan, clone(model).set_params(freq=offset.freqstr), folds, report, client)
     executor.start(frame)

@@ -137,6 +137,34 @@ def _mstl_forecast(data: pd.DataFrame, freq: str, season_length: int, horizon: i
     return pd.concat(frames, ignore_index=True)
 
 
+def on_calendar(train: pd.DataFrame, fold, plan) -> pd.DataFrame:
+    """The fold's training rows of each series (id, time, target) on every period of the calendar from its first row
+    to its cutoff, a missing target where a period has no row (a panel fitted with ``fill_gaps=True``); ``train``
+    itself where no period is absent.
+
+    statsforecast reads the rows it is given as consecutive periods: without them, seasonal naive read a gap's far
+    side a season out of phase, AutoETS was fitted on another series, a cutoff inside a gap was forecast from the
+    last row before it, and a series of a few rows far apart stopped the backtest. On the calendar, the gap's targets
+    are carried forward (:func:`observed_history`), the rule the model's partners follow, and every baseline forecasts
+    from the cutoff.
+    """
+    columns = plan.columns
+    frame = train[[columns.id, columns.time, columns.target]]
+    by_series = frame.groupby(columns.id, sort=False, observed=True)[columns.time]
+    first, rows = by_series.min(), by_series.size()
+    if not len(first):
+        return train
+    cutoffs = fold.cutoffs.reindex(first.index)
+    grid = pd.date_range(first.min(), cutoffs.max(), freq=plan.offset or normalise_freq(plan.freq))
+    start, stop = grid.searchsorted(first.to_numpy()), grid.searchsorted(cutoffs.to_numpy()) + 1
+    periods = stop - start
+    if (periods == rows.to_numpy()).all():
+        return train
+    position = np.arange(periods.sum()) + np.repeat(start - np.concatenate([[0], np.cumsum(periods)[:-1]]), periods)
+    calendar = pd.DataFrame({columns.id: first.index.repeat(periods), columns.time: grid[position]})
+    return calendar.merge(frame, on=[columns.id, columns.time], how="left")
+
+
 def fold_baselines(train: pd.DataFrame, fold, plan, n_jobs: int, seconds: dict, report=None, client=None) -> pd.DataFrame | None:
     """The fold's statsforecast forecasts, one baseline at a time so that each one's time is its own (in ``seconds``).
 
@@ -144,6 +172,7 @@ def fold_baselines(train: pd.DataFrame, fold, plan, n_jobs: int, seconds: dict, 
     ``"dask.baselines"`` engine, ``forecaster.scale.dask_baselines``); the forecasts are the same.
     """
     columns, frames = plan.columns, []
+    train = on_calendar(train, fold, plan) if plan.baselines else train
     for name in plan.baselines:
         if report is not None:
             report.step(f"baseline {name}" + (" on the Dask cluster" if client is not None else ""))

@@ -7,6 +7,7 @@ Dask paths of ``forecaster.scale``) takes its folds, their rows and its refits f
 from __future__ import annotations
 
 import reprlib
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -289,6 +290,26 @@ def guard_fold(train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, col
     times = future[columns.time].to_numpy()
     if ((times <= cut) | (times > end)).any():
         raise LeakageError(f"Fold {fold.number}: the future frame has rows outside the fold's horizon.")
+
+
+def warn_ragged_cutoffs(folds: list[Fold], id_col: str) -> None:
+    """Warn where a fold's series have different cutoffs (series that end at different times): each series is cut at its
+    own, so a global model trained in the fold read other series' periods after an earlier series' cutoff."""
+    spans = [(f, f.cutoffs.min(), f.cutoffs.max()) for f in folds if len(f.cutoffs)]
+    ragged = [(f, low, high) for f, low, high in spans if low != high]
+    if not ragged:
+        return
+    fold, low, high = ragged[-1]
+    early = fold.cutoffs[fold.cutoffs < high]
+    warnings.warn(
+        f"Series end at different times, so each fold cuts each series at its own origin: in fold {fold.number}, "
+        f"{len(early)} series (e.g. {early.index[0]!r}, cutoff {low}) are forecast by a model trained on other series "
+        f"up to {high}. A global model learns shocks shared across series from those periods; the baselines and the "
+        f"MASE scales are not affected. For a backtest strict in calendar time, cut the panel to the series' common "
+        f"end (every `{id_col}` ending at the same time).",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def check_not_fitted_past(model, first: Fold) -> None:
