@@ -121,3 +121,22 @@ def test_the_rule_is_saved_and_a_file_without_it_floors_nothing(fits, tmp_path):
 def test_nonnegative_takes_true_false_or_none_only(value):
     with pytest.raises(ValueError, match=r"`nonnegative` must be True, False or None"):
         fast_model(nonnegative=value).fit(_declining(2, 30))
+
+
+def test_a_series_that_loses_the_floor_to_one_negative_target_is_named():
+    """One return booked as a sale of -1 in a year of counts: the series was no longer floored, its quantiles went
+    below zero on every day, and nothing said why."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    days = pd.date_range("2021-01-01", periods=200, freq="D")
+    df = pd.concat(
+        [pd.DataFrame({"unique_id": f"p{i}", "ds": days, "y": rng.poisson(0.3 + 3 * i, 200).astype(float)}) for i in range(3)],
+        ignore_index=True,
+    )
+    df.loc[(df["unique_id"] == "p0") & (df["ds"] == "2021-05-03"), "y"] = -1.0
+    with pytest.warns(UserWarning, match=r"1 series have a few negative `y` values \('p0'; the first: 'p0' at 2021-05-03"):
+        fast_model(horizon=7, input_size=14, max_steps=3).fit(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        fast_model(horizon=7, input_size=14, max_steps=3, nonnegative=False).fit(df)  # no floor asked for: no note

@@ -241,3 +241,18 @@ def test_rows_after_a_series_ends_need_no_covariates():
         trimmed = backtest(fast_model(max_steps=5, future_covariates=["promo"]), df[~late], **settings)
         ended = backtest(fast_model(max_steps=5, future_covariates=["promo"]), padded, **settings)
     pd.testing.assert_frame_equal(ended.metrics, trimmed.metrics)
+
+
+def test_a_future_frame_for_the_panels_next_days_says_a_series_that_ended_early_starts_its_horizon_earlier():
+    """A discontinued product (its rows run on without sales) is forecast from its own last sale: a ``future_df`` of
+    the panel's next days was refused for lacking its covariates at a date 40 days back, with no word of why."""
+    df = _seasonal_panel(3, promo=True)
+    ended = (df["unique_id"] == "s2") & (df["ds"] > "2017-08-01")
+    history = df.assign(y=df["y"].mask(ended))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = fast_model(max_steps=3, future_covariates=["promo"]).fit(history)
+    ahead = pd.date_range("2019-01-01", periods=6, freq="MS")
+    future = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": ahead, "promo": 0.0}) for i in range(3)])
+    with pytest.raises(ValueError, match=r"series 's2' at 2017-09-01 .* Its history ends at 2017-08-01, before the latest"):
+        model.predict(future_df=future)

@@ -300,16 +300,11 @@ def test_calibration_by_fold_reads_the_worst_level_whatever_the_column_order_and
     assert calibration_by_fold(rates)["coverage"].isna().all()
 
 
-def test_a_report_counts_coverage_one_way_and_leaves_certain_right_periods_out_of_the_hit_rates():
+def test_a_report_counts_coverage_one_way_and_ties_at_a_quantile_as_a_share_of_a_hit():
     """Hours closed at night, forecast at zero at every level and zero: inside the interval and at or below every
     quantile. "Calibration by fold" took its coverage as q90's hit rate less q10's, and showed 0.385 where the per-fold
     table showed 0.885 for the same fold; the hit rates counted every closed hour at every level (q10 hit 66.7%)."""
     from forecaster.evaluation.report_sections import calibration_by_fold_lines
-
-    def distribution_lines(result):
-        from forecaster.evaluation.report_sections import distribution
-
-        return distribution(result, result.summary(), result.calibration())
 
     rng = np.random.default_rng(0)
     hours = pd.date_range("2024-03-04", periods=21 * 24, freq="h")
@@ -324,17 +319,32 @@ def test_a_report_counts_coverage_one_way_and_leaves_certain_right_periods_out_o
     model = forecaster.Seq2SeqForecaster(24, future_covariates=["open"], max_steps=20, progress=False, num_threads=1)
     result = forecaster.backtest(model, df, n_windows=2, baselines=("seasonal_naive",), progress=False)
     f = result.forecasts
-    closed = (f["y"] == 0) & (f["seq2seq_q10"] == 0) & (f["seq2seq_q90"] == 0)
+    levels = [c for c in f.columns if c.startswith("seq2seq_q")]
+    closed = (f["y"] == 0) & (f[levels] == 0).all(axis=1)
     assert closed.sum() > 0.3 * len(f)  # the closure was learnt: a third of the hours at least
     lines = "\n".join(calibration_by_fold_lines(result))
     shown = per_fold(result.metrics, result.models, 2)
     for fold, cov in shown[shown["model"] == "seq2seq"][["fold", "coverage"]].itertuples(index=False):
         assert f"| {fold} | seq2seq | {readable(cov)} |" in lines
-    text = "\n".join(distribution_lines(result))
-    assert f"seq2seq {int(closed.sum())} of {int(f['y'].notna().sum())}" in text
-    open_rows = f[~closed & f["y"].notna()]
-    rates = result.calibration()
-    assert rates.loc["seq2seq", 0.1] == pytest.approx((open_rows["y"] <= open_rows["seq2seq_q10"]).mean())
+    # a closed hour, equal to every quantile, counts each level's own share: 0.1 at q10, not a whole hit
+    scored = f[f["y"].notna()]
+    rest = scored[~closed[f["y"].notna()]]
+    share = (closed.sum() * 0.1 + (rest["y"] <= rest["seq2seq_q10"]).sum()) / len(scored)
+    assert result.calibration().loc["seq2seq", 0.1] == pytest.approx(share, abs=0.01)
+
+
+def test_a_count_at_zero_equal_to_the_lowest_quantiles_is_a_share_of_a_hit_at_each():
+    """A product selling nothing half the days: its 10-50% quantiles are zero, as a calibrated forecast's are. Counted
+    at or below, every zero was a hit at each of them (q10 "hit" 47%), and the report warned of badly wrong levels."""
+    from forecaster.evaluation.metrics import hit_shares
+
+    levels = np.round(np.arange(1, 10) / 10, 1)
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(20_000) < 0.5, 0.0, rng.integers(1, 9, 20_000).astype(float))  # zero half the time
+    truth = np.quantile(y, levels, method="inverted_cdf")  # the calibrated forecast's quantiles
+    shares = hit_shares(y, np.tile(truth, (len(y), 1)), levels)
+    np.testing.assert_allclose(shares.mean(axis=0), levels, atol=0.06)
+    assert ((y[:, None] <= truth).mean(axis=0)[0]) > 0.45  # "at or below": q10 hit half the time
 
 
 def test_folds_are_counted_per_series_when_series_end_at_different_dates():

@@ -123,3 +123,24 @@ def test_the_attention_plots_top_panel_is_scaled_to_the_window_it_shows(panel):
     top = fig.axes[0].get_ylim()[1]
     plt.close(fig)
     assert np.isfinite(window.max()) and top < 10 * max(abs(window.max()), 1.0) < 1e6
+
+
+def test_the_first_sentence_names_every_baseline_asked_for_mstl_too():
+    """MSTL asked for, and better than the model: the first sentence compared with AutoETS and seasonal naive only,
+    and said "better"."""
+    import pandas as pd
+
+    from forecaster.evaluation.report_text import verdict_sentence
+
+    summary = pd.DataFrame(
+        {
+            "mean_mase": [0.7743],
+            "rel_mase_vs_auto_ets": [0.997],
+            "rel_mase_vs_seasonal_naive": [0.80],
+            "rel_mase_vs_mstl": [1.026],
+        },
+        index=["seq2seq"],
+    )
+    first = verdict_sentence(summary, None, {"n_series": 6})
+    assert "better than AutoETS and seasonal naive but worse than MSTL" in first
+    assert "0.3% lower than AutoETS's, 20.0% lower than seasonal naive's and 2.6% higher than MSTL's" in first

@@ -217,9 +217,16 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
     if not covered.all():
         series, missing_step = np.argwhere(~covered)[0]
         stamp = grid[end[series] + missing_step + 1]
+        ended = ""
+        if end[series] < end.max():  # a series whose history stops before the others' (its last observed target)
+            ended = (
+                f" Its history ends at {when(grid[end[series]])}, before the latest series' ({when(grid[end.max()])}): "
+                "it is forecast from its own last observation, so its horizon starts there. Leave it out of the "
+                "history (and future_df) if it has ended."
+            )
         raise ValueError(
             f"`future_df` lacks the future covariates of series {uniques[series]!r} at {when(stamp)} "
-            f"(step {missing_step + 1} of {horizon}); it must cover every horizon step."
+            f"(step {missing_step + 1} of {horizon}); it must cover every horizon step.{ended}"
         )
     values = scale_columns(future.loc[keep], roles.future, spec)
     fut[codes[keep], last_col + step[keep]] = values

@@ -121,16 +121,16 @@ def score_quantiles(
 
     ``quantile_columns`` maps each model to its forecast column per level. A hit is an actual at or
     below the quantile forecast (a calibrated level-q forecast is hit a share q of the time).
-    Periods without an actual or a forecast are not scored. ``hits`` and ``n`` leave out the periods a model forecast
-    with certainty and got right (:func:`certain_and_right`: a closed period at zero), which would be a hit at every
-    level and say nothing of how its quantiles spread; the pinball loss counts them (it is zero there). Sums, not means, so that
+    Periods without an actual or a forecast are not scored. An actual equal to a quantile forecast (a count at zero,
+    a closed period forecast at zero) is a share of a hit (:func:`hit_shares`), not a whole one. Sums, not means, so that
     :func:`weighted_quantile_loss` can pool any set of rows.
     """
     keys = [id_col, "cutoff"]
     y = forecasts["y"].to_numpy(dtype=float)
     parts = []
     for model, columns in quantile_columns.items():
-        sure = certain_and_right(y, forecasts[list(columns.values())].to_numpy(dtype=float))
+        ordered = sorted(columns.items())
+        shares = hit_shares(y, forecasts[[c for _, c in ordered]].to_numpy(dtype=float), np.array([lv for lv, _ in ordered]))
         for level, column in columns.items():
             f = forecasts[column].to_numpy(dtype=float)
             ok = np.isfinite(y) & np.isfinite(f)
@@ -140,8 +140,8 @@ def score_quantiles(
                     id_col: forecasts[id_col].to_numpy(),
                     "cutoff": forecasts["cutoff"].to_numpy(),
                     "pinball": pinball(diff, level),
-                    "hits": (ok & ~sure & (y <= f)).astype(np.int64),
-                    "n": (ok & ~sure).astype(np.int64),
+                    "hits": np.where(ok, shares[:, [lv for lv, _ in ordered].index(level)], 0.0),
+                    "n": ok.astype(np.int64),
                     "abs_y": np.where(ok, np.abs(y), 0.0),
                 }
             )
@@ -153,18 +153,28 @@ def score_quantiles(
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
-def certain_and_right(y: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
-    """Per period: every quantile forecast (columns of ``quantiles``) the same value, and the actual ``y`` that value.
+def hit_shares(y: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """(N, K) each period's hit at each level: 1 where the actual ``y`` is below the level's quantile forecast, 0 above,
+    and where it equals it, the expected hit of a randomized PIT (Czado, Gneiting and Held 2009, for counts).
 
-    A forecast of certainty that came true (a closed period forecast at zero at every level, a count floored at zero
-    where zero came): it is inside any interval, and at or below every quantile, so a hit rate would count it at every
-    level, and a period at or below the lowest quantile is what the hit rates of a distribution sitting too high look
-    like. The hit rates leave such periods out; the coverage of the interval counts them, as any coverage does.
+    ``quantiles`` (N, K) are ordered along ``levels`` (ascending). An actual equal to the quantiles of levels a..b lies,
+    by the forecast's own distribution, anywhere between the levels either side of that run (taken halfway to the
+    next level, 0 or 1 at the ends): its hit at level t is the share of that span below t. A count at zero that a
+    forecast puts at its 10-40% quantiles therefore counts a fraction at each, where "at or below" counted it at every
+    level (q10 "hit" 47% on a panel of products selling nothing half the days, a calibrated forecast's rate there); an
+    actual equal to every quantile (a closed period forecast at zero) counts about each level's own share.
     """
-    if quantiles.shape[1] == 0:
-        return np.zeros(len(y), dtype=bool)
-    first = quantiles[:, :1]
-    return np.isfinite(y) & np.isfinite(quantiles).all(axis=1) & (quantiles == first).all(axis=1) & (y == first[:, 0])
+    below = (y[:, None] < quantiles).astype(np.float64)
+    tie = y[:, None] == quantiles
+    if not tie.any():
+        return below
+    k = len(levels)
+    first = np.argmax(tie, axis=1)
+    last = k - 1 - np.argmax(tie[:, ::-1], axis=1)
+    edges = np.concatenate([[0.0], (levels[:-1] + levels[1:]) / 2, [1.0]])  # halfway between levels, 0 and 1 outside
+    low, high = edges[first], edges[last + 1]
+    inside = np.clip((levels[None, :] - low[:, None]) / (high - low)[:, None], 0.0, 1.0)
+    return np.where(tie, inside, below)
 
 
 def weighted_quantile_loss(scores: pd.DataFrame) -> pd.Series:

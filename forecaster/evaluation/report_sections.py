@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 
 from .analysis import better_and_worse, calibration_by_fold, leaderboard, mase_by_step, paired, per_fold
-from .metrics import certain_and_right
 from .report_tables import COVERAGE_TOLERANCE, label, markdown_table, readable_summary
 from .report_text import by_step_table
 
@@ -80,8 +79,9 @@ def distribution(result, summary: pd.DataFrame, rates: pd.DataFrame) -> list[str
         "the levels of 2 x the pinball loss summed over every scored period, over the sum of |y| (lower is better). "
         "The statsforecast baselines are scored at the model's levels, from their central prediction intervals. "
         "Below, each level's hit rate: the share of actuals at or below that quantile, which a calibrated forecast "
-        f"matches to its level (flagged beyond {COVERAGE_TOLERANCE * 100:g} points; see the calibration plot)."
-        + certain_words(result),
+        f"matches to its level (flagged beyond {COVERAGE_TOLERANCE * 100:g} points; see the calibration plot). An "
+        "actual equal to quantiles (a count at zero, a closed period) counts at those levels by where it lies among "
+        "them, as a randomized PIT would on average, not as a hit at each.",
         "",
         markdown_table(wql),
         "",
@@ -89,27 +89,6 @@ def distribution(result, summary: pd.DataFrame, rates: pd.DataFrame) -> list[str
         "",
         *by_fold,
     ]
-
-
-def certain_words(result) -> str:
-    """A sentence on the periods left out of the hit rates (``metrics.certain_and_right``), or "" where none are."""
-    forecasts = result.forecasts
-    if not isinstance(forecasts, pd.DataFrame) or "y" not in forecasts:
-        return ""
-    counts = []
-    for model in result.models:
-        columns = [c for c in forecasts.columns if c.startswith(f"{model}_q")]
-        if columns:
-            sure = certain_and_right(forecasts["y"].to_numpy(dtype=float), forecasts[columns].to_numpy(dtype=float))
-            if sure.any():
-                counts.append(f"{label(model)} {int(sure.sum())} of {int(forecasts['y'].notna().sum())}")
-    if not counts:
-        return ""
-    return (
-        " Periods forecast with certainty and right (every quantile equal to the actual, as a closed period at zero) "
-        f"are left out of the hit rates, which would count them at every level: {', '.join(counts)}. The coverage of "
-        "the interval counts them, as any coverage does."
-    )
 
 
 def calibration_by_fold_lines(result) -> list[str]:

@@ -28,7 +28,7 @@ from .members import MemberTrainer, TrainingJob, fit_members
 from .network import Ensemble, NetworkConfig
 from .plan import FitPlan, PanelFacts, keeping_future, plan_fit, prior_challenger, resolved
 from .prior import adapted_weights, learning_rate_scales
-from .resolve import floor_rule, partners_follow, resolve_device
+from .resolve import FLOOR_RULES, few_negatives_note, floor_rule, partners_follow, resolve_device
 from .state import FittedState, set_aside
 from .training import TrainResult
 from .warm_start import extend_features, extend_spec, widen_static_inputs
@@ -207,6 +207,9 @@ def _run(
     if isinstance(params["closed_when"], str) and params["closed_when"] == LEARN and roles.future:
         misses = near_misses(frame, columns.target, roles.future, columns.id, columns.time)
         plan = replace(plan, notes=(*plan.notes, *misses)) if misses else plan
+    if floor_rule(params) == FLOOR_RULES[0]:  # the default floor, which a few negative targets take from a series
+        negatives = few_negatives_note(frame, columns.id, columns.time, columns.target)
+        plan = replace(plan, notes=(*plan.notes, negatives)) if negatives else plan
     state = new_state(frame, tz, panel, features, plan, config, len(results), params)
     state = state if job is None else calibrated(network, state, panel, job.holdout, params, device, plan.covariates_read)
     state = with_blend_recorded(state, params)

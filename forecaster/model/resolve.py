@@ -126,3 +126,28 @@ def floor_rule(params: Mapping[str, Any]) -> str:
     series, False none (``FLOOR_RULES``)."""
     value = params.get("nonnegative")
     return FLOOR_RULES[0] if value is None else FLOOR_RULES[1] if value else FLOOR_RULES[2]
+
+
+# A series of counts (whole numbers) with negative targets on at most this share of its observations (one at least) is
+# named in a note: a return booked as a sale of -1 takes the floor away from it.
+FEW_NEGATIVES_SHARE = 0.01
+
+
+def few_negatives_note(frame: pd.DataFrame, id_col: str, time_col: str, target: str) -> str | None:
+    """Under the default floor, a note naming the series of counts that lose it by a few negative targets (and the
+    first of them). Series of other values (a profit, a temperature) that dip below zero are not named."""
+    y = frame[target]
+    groups = frame[id_col]
+    negative = (y < 0).groupby(groups, sort=False, observed=True).sum()
+    observed = y.notna().groupby(groups, sort=False, observed=True).sum()
+    counts = (y.isna() | (y == y.round())).groupby(groups, sort=False, observed=True).all()
+    few = negative[(negative > 0) & (negative <= (FEW_NEGATIVES_SHARE * observed).clip(lower=1)) & counts]
+    if few.empty:
+        return None
+    first = frame[frame[id_col].isin(few.index) & (y < 0)].iloc[0]
+    return (
+        f"{len(few)} series have a few negative `{target}` values ({', '.join(map(repr, few.index[:3]))}"
+        f"{', ...' if len(few) > 3 else ''}; the first: {first[id_col]!r} at {first[time_col]}, {first[target]:g}), so "
+        "their forecasts are not floored at zero and their quantiles may go below it. Correct those values (a return "
+        "booked as a negative sale?), or set nonnegative=True to floor every series."
+    )
