@@ -34,31 +34,40 @@ MAX_CLOSED_VALUES = 16
 LEARN = "history"
 
 
+def _tallies(frame: pd.DataFrame, target: str, future: Sequence[str]):
+    """Per numeric future-known covariate with observed rows: its name, its values, each row's value (over the rows
+    read), the rows read (observed target and covariate), each value's rows and zero targets, and the chance of a zero
+    elsewhere (with one zero and one non-zero added, so that a history without zeros elsewhere still needs several rows
+    on the value); and the targets and their zeros, as ``(y, zero, tallies)``."""
+    y = frame[target].to_numpy(dtype=np.float64)
+    observed = np.isfinite(y)
+    zero = observed & (y == 0)
+
+    def tallies():
+        for name in future:  # a handful of covariates; each one grouped in one pass
+            if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
+                continue  # categories are encoded, not scaled: a closure is a numeric flag or code
+            x = frame[name].to_numpy(dtype=np.float64)
+            rows = observed & np.isfinite(x)
+            if not rows.any():
+                continue
+            values, at = np.unique(x[rows], return_inverse=True)
+            count = np.bincount(at, minlength=len(values))
+            zeros = np.bincount(at, weights=zero[rows], minlength=len(values))
+            chance = (zero[rows].sum() - zeros + 1) / (rows.sum() - count + 2)
+            yield name, values, at, rows, count, zeros, chance
+
+    return y, zero, tallies()
+
+
 def learn_closures(frame: pd.DataFrame, target: str, future: Sequence[str]) -> dict[str, list[float]]:
     """Each future-known covariate's values that mark closed periods in ``frame`` (see the module's rule).
 
     ``frame``: the validated training frame (one row per series and period, NaN where the target is missing).
     Returns {covariate: sorted values}, only the covariates with at least one; empty where none.
     """
-    y = frame[target].to_numpy(dtype=np.float64)
-    observed = np.isfinite(y)
-    zero = observed & (y == 0)
     closures: dict[str, list[float]] = {}
-    for name in future:  # a handful of covariates; each one grouped in one pass
-        if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
-            continue  # categories are encoded, not scaled: a closure is a numeric flag or code
-        x = frame[name].to_numpy(dtype=np.float64)
-        rows = observed & np.isfinite(x)
-        if not rows.any():
-            continue
-        values, at = np.unique(x[rows], return_inverse=True)
-        count = np.bincount(at, minlength=len(values))
-        zeros = np.bincount(at, weights=zero[rows], minlength=len(values))
-        elsewhere_rows = rows.sum() - count
-        elsewhere_zeros = zero[rows].sum() - zeros
-        # The chance of a zero elsewhere, with one zero and one non-zero added so that a history without zeros
-        # elsewhere still needs several rows on the value.
-        chance = (elsewhere_zeros + 1) / (elsewhere_rows + 2)
+    for name, values, _, _, count, zeros, chance in _tallies(frame, target, future)[2]:
         closing = (zeros == count) & (count >= MIN_CLOSED_ROWS) & (count * np.log(chance) < np.log(CHANCE_ODDS))
         if closing.any() and closing.sum() <= MAX_CLOSED_VALUES:
             closures[name] = [float(v) for v in values[closing]]
@@ -74,21 +83,9 @@ NEAR_MISS_ROWS = 2
 def near_misses(frame: pd.DataFrame, target: str, future: Sequence[str], id_col: str, time_col: str) -> list[str]:
     """Notes on the values that would mark closed periods (the module's rule) but for a few non-zero targets, each
     naming the covariate, the value, how many targets are not zero and the first of them (series and time)."""
-    y = frame[target].to_numpy(dtype=np.float64)
-    observed = np.isfinite(y)
-    zero = observed & (y == 0)
+    y, zero, tallies = _tallies(frame, target, future)
     notes = []
-    for name in future:
-        if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
-            continue
-        x = frame[name].to_numpy(dtype=np.float64)
-        rows = observed & np.isfinite(x)
-        if not rows.any():
-            continue
-        values, at = np.unique(x[rows], return_inverse=True)
-        count = np.bincount(at, minlength=len(values))
-        zeros = np.bincount(at, weights=zero[rows], minlength=len(values))
-        chance = (zero[rows].sum() - zeros + 1) / (rows.sum() - count + 2)
+    for name, values, at, rows, count, zeros, chance in tallies:
         strays = count - zeros
         near = (strays > 0) & (strays <= np.maximum(NEAR_MISS_ROWS, NEAR_MISS_SHARE * count)) & (zeros >= MIN_CLOSED_ROWS)
         near &= zeros * np.log(chance) < np.log(CHANCE_ODDS)
