@@ -6,10 +6,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
 matplotlib.use("Agg")
+
+if TYPE_CHECKING:
+    from .estimator import Seq2SeqForecaster
 
 
 class UsageError(Exception):
@@ -188,9 +192,19 @@ def _explain(args: argparse.Namespace) -> int:
     print(
         f"occlusion ratio {diagnostics.occlusion_ratio:.2f} ({_occlusion_words(diagnostics.occlusion_ratio)}), "
         f"{share_words}, padded mass {diagnostics.padded_mass:.3g}, entropy {diagnostics.normalised_entropy:.2f} of "
-        f"uniform, last-season share {diagnostics.last_season_share:.2f}; plots in {out}"
+        f"uniform, last-season share {diagnostics.last_season_share:.2f}; {_history_words(args.data, model)}; plots in {out}"
     )
     return 0
+
+
+def _history_words(data: str | None, model: Seq2SeqForecaster) -> str:
+    """Which history the forecasts and the occlusion check read: the figures differ with it (the partners are fitted
+    on all of it, and occluding a point moves only what reads that point)."""
+    if data:
+        return f"measured on the history in {data}"
+    kept = model.history_.groupby(model.id_col, observed=True).size()
+    periods = f"{int(kept.min())}-{int(kept.max())}" if kept.min() != kept.max() else f"{int(kept.min())}"
+    return f"measured on the model's stored history ({periods} periods a series; --data for the full one)"
 
 
 def _occlusion_words(ratio: float) -> str:

@@ -325,3 +325,16 @@ def test_a_spec_reads_local_hours_written_across_a_daylight_saving_change(date_f
     with pytest.warns(UserWarning, match="2 UTC offsets"):
         read = parse_dates(pd.Series(hours.astype(str)), date_format, "[data] `hour`")
     pd.testing.assert_series_equal(read, pd.Series(hours.tz_convert("UTC")), check_names=False)
+
+
+def test_explain_says_which_history_its_figures_were_measured_on(tmp_path, panel, saved_model, capsys):
+    # The occlusion check reads the history the forecasts come from: without --data the model's stored tail, whose
+    # figures differ from the full history's. The summary line says which one it measured on.
+    df, _ = panel
+    assert main(["explain", str(saved_model), "--out", str(tmp_path / "tail")]) == 0
+    kept = forecaster.Seq2SeqForecaster.load(saved_model).history_.groupby("unique_id").size()
+    tail_line = capsys.readouterr().out
+    assert f"measured on the model's stored history ({kept.min()}" in tail_line and "--data for the full one" in tail_line
+    df.to_csv(tmp_path / "history.csv", index=False)
+    assert main(["explain", str(saved_model), "--data", str(tmp_path / "history.csv"), "--out", str(tmp_path / "full")]) == 0
+    assert f"measured on the history in {tmp_path / 'history.csv'}" in capsys.readouterr().out
