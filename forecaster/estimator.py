@@ -286,9 +286,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
 
         Args:
             df: history to forecast from; None uses the training series. Series unseen in training are allowed.
-            future_df: future-known covariates for the horizon (required when the model has any): a row per series
-                and forecast date. Rows for later dates or for other series are allowed and not read, so a whole
-                future calendar can be passed.
+            future_df: known covariates over the horizon, if the model has any (later dates, other series: not read).
 
         Returns:
             One row per series and step: ``unique_id``, ``ds``, ``y_hat`` (the median) and one ``y_hat_q..`` column per
