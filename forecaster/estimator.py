@@ -340,8 +340,8 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         return explanation(panel, forecast, self.id_col, self.time_col, tz, include_padding, by, values)
 
     def save(self, path) -> None:
-        """Write the fitted model to directory ``path`` (JSON config with the fitted state, weights, history tail)."""
-        check_is_fitted(self, "network_")
+        """Write the fitted model to directory ``path`` (refused, as predict is, after a change of what shaped it)."""
+        self.fitted()
         save_model(self, path)
 
     @classmethod

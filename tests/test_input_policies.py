@@ -88,6 +88,19 @@ def test_a_series_shorter_than_one_season_at_a_cutoff_is_skipped_and_named(data)
     assert np.isfinite(result.forecasts[["seq2seq", "seasonal_naive"]].to_numpy()).all()
 
 
+@pytest.mark.parametrize("change", [{"horizon": 7}, {"theta_weight": 0.5}, {"hidden_size": 32}])
+def test_save_refuses_what_predict_refuses_and_keeps_the_saved_model(data, change, tmp_path):
+    """A parameter changed after fit was written into the file: the file then failed to load (horizon, hidden_size), or
+    loaded as another model than the one fitted (theta_weight: forecasts up to 7.5 apart), and the good file was gone."""
+    model = fast_model().fit(data)
+    model.save(tmp_path / "model")
+    before = Seq2SeqForecaster.load(tmp_path / "model").predict()
+    model.set_params(**change)
+    with pytest.raises(ValueError, match=f"`{next(iter(change))}` fitted with"):
+        model.save(tmp_path / "model")
+    pd.testing.assert_frame_equal(Seq2SeqForecaster.load(tmp_path / "model").predict(), before)
+
+
 def test_unused_categories_of_a_categorical_id_are_not_series(data):
     df = data.assign(unique_id=pd.Categorical(data["unique_id"], categories=[*sorted(data["unique_id"].unique()), "gone"]))
     forecast = fast_model().fit(df).predict()
