@@ -33,13 +33,25 @@ def _expected_errors() -> tuple[type[Exception], ...]:
     return (SpecError, LeakageError, ModelFileError, ValueError, TypeError)
 
 
+def _writable_out(out: Path) -> Path:
+    """``out`` if files can be written there, else a UsageError: checked before the work, not after it."""
+    import tempfile
+
+    blocked = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise UsageError(f"--out {str(out)!r}: {str(blocked)!r} is a file, not a folder.")
+    existing = next(p for p in (out, *out.parents) if p.exists())  # where the first file or folder will be made
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".forecaster-probe-", dir=existing))
+    except OSError as error:
+        raise UsageError(f"--out {str(out)!r}: cannot write in {str(existing)!r} ({error.strerror}).") from None
+    return out
+
+
 def _backtest(args: argparse.Namespace) -> int:
     from .evaluation.studies import run_study
 
-    out = Path(args.out or Path("reports") / Path(args.spec).stem)
-    blocked = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
-    if blocked is not None:  # refused before the study runs, not after
-        raise UsageError(f"--out {str(out)!r}: {str(blocked)!r} is a file, not a folder.")
+    out = _writable_out(Path(args.out or Path("reports") / Path(args.spec).stem))
     result, spec = run_study(args.spec, progress=not args.quiet)
     if not args.quiet:
         print(f"writing the report to {out} ...", file=sys.stderr, flush=True)
@@ -138,10 +150,7 @@ def _explain(args: argparse.Namespace) -> int:
     from .estimator import Seq2SeqForecaster
     from .plots import attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast, series_file_name
 
-    out = Path(args.out)
-    blocked = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
-    if blocked is not None:  # refused before any work, as `backtest --out` is
-        raise UsageError(f"--out {str(out)!r}: {str(blocked)!r} is a file, not a folder.")
+    out = _writable_out(Path(args.out))
     model = Seq2SeqForecaster.load(args.model_dir)
     names = {
         "--id-col": (args.id_col or model.id_col, model.id_col),

@@ -215,6 +215,23 @@ def test_explain_refuses_an_out_file_before_any_work(tmp_path, saved_model, caps
     assert (tmp_path / "taken").read_text() == "keep me"
 
 
+@pytest.mark.parametrize("command", ["backtest", "explain"])
+def test_an_out_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, saved_model, capsys, monkeypatch, command):
+    """A read-only --out (or parent) ran the whole backtest, then died with a PermissionError traceback."""
+    import tempfile
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    work = []
+    monkeypatch.setattr(tempfile, "mkdtemp", refused)
+    monkeypatch.setattr(studies, "run_study", lambda *a, **k: work.append(a))
+    monkeypatch.setattr(forecaster.Seq2SeqForecaster, "load", classmethod(lambda cls, path: work.append(path)))
+    first = str(tmp_path / "study.toml") if command == "backtest" else str(saved_model)
+    err = _fails(capsys, command, first, "--out", str(tmp_path / "ro" / "report"))
+    assert f"cannot write in {str(tmp_path)!r} (Permission denied)" in err and not work
+
+
 @pytest.mark.parametrize(("data", "message"), [(".", "is a folder"), ("/dev/zero", "is not a regular file")])
 def test_explain_says_what_a_data_path_is_instead_of_no_such_file(tmp_path, saved_model, capsys, data, message):
     err = _fails(capsys, "explain", str(saved_model), "--data", data, "--out", str(tmp_path / "p"))

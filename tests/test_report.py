@@ -504,3 +504,30 @@ def test_the_settings_say_the_model_is_floored_at_zero_and_the_baselines_are_not
     model.state_ = dataclasses.replace(model.state_, nonnegative="none")  # as a fit with nonnegative=False resolves it
     unfloored = dataclasses.replace(result, last_model=model)
     assert not any(line.startswith("- zero floor") for line in settings_lines(unfloored))
+
+
+def test_a_report_into_an_existing_folder_is_staged_inside_it_so_it_never_moves_files_across_file_systems(
+    result, tmp_path, monkeypatch
+):
+    """Staged beside the folder, a report into a mount point (a container's volume) failed at its last step with
+    "Invalid cross-device link", and one into a folder whose parent is read-only could not start."""
+    import errno
+    import os
+
+    from forecaster.evaluation import report as report_module
+
+    target = (tmp_path / "volume").resolve()
+    target.mkdir()
+    (target / "notes.txt").write_text("mine")
+    real_replace = os.replace
+
+    def replace_on_one_device(src, dst):  # the volume is a file system of its own
+        if (Path(src).resolve().is_relative_to(target)) != (Path(dst).resolve().is_relative_to(target)):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(report_module.os, "replace", replace_on_one_device)
+    result.to_report(target)
+    assert (target / "report.html").stat().st_size > 0 and (target / "notes.txt").read_text() == "mine"
+    assert not [p for p in target.iterdir() if p.name.startswith(".")]  # no staging folder left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["volume"]

@@ -69,10 +69,12 @@ REPORT_FILES = (
 def write_report(result, folder: Path, title: str | None = None) -> Path:
     """Write the report of a :class:`BacktestResult` into ``folder``; returns the Markdown path.
 
-    The report is written into a temporary folder beside ``folder`` and moved in only once every file
-    is complete, so a failed write leaves no trace: no folder when there was none, and a previous report
-    in ``folder`` as it was. A successful write replaces the previous report's files, removes those of
-    them it did not write again (:data:`REPORT_FILES`) and leaves any other file in ``folder`` alone.
+    The report is written into a temporary folder and moved in only once every file is complete, so a
+    failed write leaves no trace: no folder when there was none, and a previous report in ``folder`` as it
+    was. A successful write replaces the previous report's files, removes those of them it did not write
+    again (:data:`REPORT_FILES`) and leaves any other file in ``folder`` alone. The temporary folder is
+    made inside an existing ``folder`` (on its file system: a mount point, a parent that is read-only),
+    beside a new one.
     """
     folder = Path(folder)
     target = folder.resolve()
@@ -80,7 +82,8 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
         raise NotADirectoryError(f"Cannot write a report into {folder}: it is a file.")
     created = [p for p in (target.parent, *target.parent.parents) if not p.exists()]  # deepest first
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.parent / f".{target.name}.partial-{secrets.token_hex(4)}"
+    beside = target if target.exists() else target.parent
+    staging = beside / f".{target.name}.partial-{secrets.token_hex(4)}"
     staging.mkdir()
     try:
         names = _write_files(result, staging, title)
