@@ -21,7 +21,6 @@ from forecaster.evaluation.report_html import render_html
 from forecaster.evaluation.report_tables import (
     calibration_by_fold,
     coverage_warning,
-    headline,
     hit_rate_warning,
     label,
     markdown_table,
@@ -252,18 +251,6 @@ def test_levels_whose_hit_rate_is_off_by_more_than_three_points_are_named():
     rates.loc["seq2seq", 0.9] = 0.86
     warning = hit_rate_warning(rates)
     assert "1 of the model's 3 quantile levels" in warning and "q90 hit 86.0%" in warning and "q10" not in warning
-
-
-def test_the_report_opens_with_one_plain_sentence_from_the_summary():
-    summary = pd.DataFrame(
-        {"mean_mase": [1.969, 2.045], "rel_mase_vs_auto_ets": [0.963, 1.0], "coverage": [0.774, 0.773], "wql": [0.0999, 0.1002]},
-        index=["seq2seq", "auto_ets"],
-    )
-    text = headline(summary, {"n_series": 427, "n_windows": 2})
-    assert text.startswith("**In short:** over 427 series and 2 forecast origins")
-    assert "errors were 3.7% lower than AutoETS's" in text and "WQL 0.3% lower" in text and "held 77% of actuals" in text
-    alone = headline(summary.loc[["seq2seq"], ["mean_mase"]], {"n_series": 5, "n_windows": 1})
-    assert "mean MASE was 1.969" in alone and "held" not in alone
 
 
 def test_the_report_shows_wql_hit_rates_and_the_calibration_plot(report, result):
@@ -531,3 +518,13 @@ def test_a_report_into_an_existing_folder_is_staged_inside_it_so_it_never_moves_
     assert (target / "report.html").stat().st_size > 0 and (target / "notes.txt").read_text() == "mine"
     assert not [p for p in target.iterdir() if p.name.startswith(".")]  # no staging folder left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["volume"]
+
+
+def test_the_first_lines_state_the_nominal_coverage_of_the_quantiles_asked_for(tmp_path):
+    """With quantiles 0.025 and 0.975 the first lines said "nominal 80% by default" above a warning saying 95%."""
+    df, _ = make_panel(n_series=4, length=48, short_share=0.0, missing_share=0.0, static=False)
+    model = fast_model(quantiles=[0.025, 0.5, 0.975])
+    backtested = forecaster.backtest(model, df[["unique_id", "ds", "y"]], n_windows=1, baselines=("seasonal_naive",))
+    backtested.to_report(tmp_path / "r")
+    first_lines = (tmp_path / "r" / "report.md").read_text().split("## ")[0]
+    assert "(2.5-97.5%, nominal 95%)" in first_lines and "nominal 80%" not in first_lines

@@ -7,12 +7,7 @@ same panel gives the same forecasts whether its ids are text or categories (a co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pandas as pd
-
-if TYPE_CHECKING:
-    from .validation import Columns
 
 
 def _value_order(column: pd.Series) -> pd.Series:
@@ -22,12 +17,12 @@ def _value_order(column: pd.Series) -> pd.Series:
     return column
 
 
-def in_series_order(frame: pd.DataFrame, columns: Columns) -> pd.DataFrame:
+def in_series_order(frame: pd.DataFrame, id_col: str, time_col: str) -> pd.DataFrame:
     """``frame`` sorted by series (ids in value order) and time, with a fresh index; dtypes are kept.
 
     Categories whose values do not compare with each other (text and numbers mixed) keep their categories' order.
     """
-    keys = [columns.id, columns.time]
+    keys = [id_col, time_col]
     try:
         ordered = frame.sort_values(keys, kind="stable", key=_value_order)
     except TypeError:  # values of mixed types: no order among them

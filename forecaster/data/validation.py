@@ -227,7 +227,7 @@ def clean_history(
     for name in roles.future + roles.past:
         frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
     _check_duplicates(frame, columns, argument)
-    frame = in_series_order(frame, columns)
+    frame = in_series_order(frame, columns.id, columns.time)
     observed = frame[columns.target].notna().groupby(frame[columns.id], sort=False, observed=True).any()
     if not observed.all():
         empty = list(observed.index[~observed.to_numpy()])
@@ -397,4 +397,4 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
         if missing.any():
             raise ValueError(f"`future_df` column `{name}` is missing at {_first_row(frame, missing, columns)}.")
     _check_duplicates(frame, columns, "future_df")
-    return in_series_order(frame, columns)
+    return in_series_order(frame, columns.id, columns.time)

@@ -23,7 +23,6 @@ from .analysis import (
     pick_folds,
     reference_model,
     representative_series,
-    wql_ratio,
 )
 
 __all__ = [
@@ -37,11 +36,11 @@ __all__ = [
     "code_span",
     "coverage_warning",
     "duration",
-    "headline",
     "hit_rate_warning",
     "label",
     "leaderboard",
     "markdown_table",
+    "nominal_words",
     "occlusion_warning",
     "paired",
     "per_fold",
@@ -204,6 +203,14 @@ def occlusion_warning(ratio: float | None) -> str | None:
     )
 
 
+def nominal_words(settings: dict) -> str:
+    """The outermost interval's levels and nominal coverage in words, from the model's quantiles: "10-90%, nominal 80%"."""
+    levels = sorted(float(q) for q in (settings.get("model_params", {}).get("quantiles") or ()))
+    if len(levels) < 2:
+        return "no interval"
+    return f"{levels[0] * 100:g}-{levels[-1] * 100:g}%, nominal {(levels[-1] - levels[0]) * 100:g}%"
+
+
 def coverage_warning(coverage: float | None, quantiles) -> str | None:
     """A Markdown warning when the model interval's coverage lies outside its nominal level +- the tolerance."""
     levels = sorted(float(q) for q in (() if quantiles is None else quantiles))
@@ -219,30 +226,6 @@ def coverage_warning(coverage: float | None, quantiles) -> str | None:
         f"(nominal {nominal * 100:g}%); it is {direction} (flagged outside "
         f"{(nominal - COVERAGE_TOLERANCE) * 100:g}-{(nominal + COVERAGE_TOLERANCE) * 100:g}%)."
     )
-
-
-def headline(summary: pd.DataFrame, settings: dict, model: str = MODEL) -> str:
-    """One plain sentence for a reader who stops after it: the model against its reference, and its interval."""
-    if model not in summary.index:
-        return ""
-    row = summary.loc[model]
-    reference = reference_model(list(summary.index), model)
-    folds = f"{settings.get('n_series', '?')} series and {settings.get('n_windows', '?')} forecast origins"
-    if reference is None or f"rel_mase_vs_{reference}" not in summary.columns:
-        text = f"over {folds}, {model}'s mean MASE was {readable(row['mean_mase'])}"
-    else:
-        ratio = float(row[f"rel_mase_vs_{reference}"])
-        direction = "lower" if ratio < 1 else "higher"
-        text = (
-            f"over {folds}, {model}'s forecast errors were {abs(1 - ratio) * 100:.1f}% {direction} than {label(reference)}'s "
-            "(mean MASE, on the series and origins both forecast)"
-        )
-        wql = wql_ratio(summary, reference, model)
-        if wql is not None:
-            text += f", and its quantiles' WQL {abs(1 - wql) * 100:.1f}% {'lower' if wql < 1 else 'higher'}"
-    if "coverage" in summary.columns and np.isfinite(row.get("coverage", np.nan)):
-        text += f"; its outermost interval (nominal 80% by default) held {row['coverage'] * 100:.0f}% of actuals"
-    return f"**In short:** {text}."
 
 
 def hit_rate_warning(rates: pd.DataFrame, model: str = MODEL) -> str | None:

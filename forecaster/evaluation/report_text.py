@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..plots import readable
 from .analysis import MODEL, reference_model, series_mase, wql_ratio
-from .report_tables import label, markdown_table, occlusion_warning
+from .report_tables import label, markdown_table, nominal_words, occlusion_warning
 
 # Headings whose sections report.html shows folded (a click opens them); report.md shows them as they are.
 FOLDED = (
@@ -65,7 +65,12 @@ GLOSSARY = (
         "weighted quantile loss: the mean over the quantile levels of 2 x the pinball loss summed over every "
         "scored period, over the sum of |actual| (lower is better)",
     ),
-    ("coverage", "coverage", "the share of actuals inside the outermost interval (10-90%, nominal 80%, by default)"),
+    (
+        "coverage",
+        "coverage",
+        "the share of actuals inside the outermost interval (10-90%, nominal 80%, by default), averaged over the "
+        "series-folds as MASE is (the hit rates pool every actual, so their spread can differ slightly)",
+    ),
     ("sMAPE %", "mean_smape", "the symmetric mean absolute percentage error, 0 to 200"),
     ("series-folds, n_scored", "n_scored", "how many series-fold windows were scored"),
     ("zero-scale", "n_zero_scale", "series-folds left out of MASE because their seasonal differences are all zero"),
@@ -156,7 +161,8 @@ def second_line(summary: pd.DataFrame, result, verdict_words: str) -> str:
         )
     if "coverage" in summary and np.isfinite(summary.loc[MODEL, "coverage"]):
         parts.append(
-            f"its outermost interval held {summary.loc[MODEL, 'coverage'] * 100:.0f}% of actuals (nominal 80% by default)"
+            f"its outermost interval held {summary.loc[MODEL, 'coverage'] * 100:.0f}% of actuals "
+            f"({nominal_words(result.settings)})"
         )
     return ("; ".join(parts) + ". " if parts else "") + verdict_words
 
