@@ -84,7 +84,7 @@ def season_length_for(offset: pd.DateOffset) -> int:
     - Fixed periods shorter than a day (hours, minutes and seconds, any multiple) take the daily
       cycle: the number of periods in a day, by the period's length, so that equal lengths get
       equal seasons whatever the alias ('h' and '60min': 24; '30min': 48; '15min': 96; 'min' and
-      '60s': 1440; '24h', like 'D', 7). Periods under a minute get 1: a day of seconds is 86,400
+      '60s': 1440; '24h', like 'D', 7; '7D' and '168h', like 'W', 52). Periods under a minute get 1: a day of seconds is 86,400
       periods, far longer than any encoder window; pass ``season_length`` for such data.
     - A multiple ``n`` of a frequency spans the same cycle in ``n`` times fewer periods:
       season('2h') = season('h') / 2 = 12, season('2W') = 26, season('3MS') = 4. When ``n`` does
@@ -98,6 +98,8 @@ def season_length_for(offset: pd.DateOffset) -> int:
     if base in _BUSINESS_HOURLY:
         season, rest = divmod(_business_day_minutes(offset), 60 * n)
         return int(season) if rest == 0 and season >= 1 else 1
+    if base == "D" and n % 7 == 0:  # whole weeks of days ('7D'): the yearly cycle, as for 'W'
+        base, n = "W", n // 7
     if base in _SEASON_BY_BASE:
         season, rest = divmod(_SEASON_BY_BASE[base], n)
         return int(season) if rest == 0 else 1
@@ -108,6 +110,9 @@ def season_length_for(offset: pd.DateOffset) -> int:
 
 def _fixed_period_season(nanos: int) -> int:
     """Season of a fixed-length period, by its length alone (so '60min' is 'h' and '24h' is 'D')."""
+    if nanos % (7 * _DAY_NANOS) == 0:  # whole weeks ('7D', '168h'): the yearly cycle, as for 'W'
+        weeks = nanos // (7 * _DAY_NANOS)
+        return int(_SEASON_BY_BASE["W"] // weeks) if _SEASON_BY_BASE["W"] % weeks == 0 else 1
     if nanos % _DAY_NANOS == 0:  # whole days: the weekly cycle, as for 'D'
         days = nanos // _DAY_NANOS
         return int(_SEASON_BY_BASE["D"] // days) if _SEASON_BY_BASE["D"] % days == 0 else 1
