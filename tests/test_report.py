@@ -528,3 +528,27 @@ def test_the_first_lines_state_the_nominal_coverage_of_the_quantiles_asked_for(t
     backtested.to_report(tmp_path / "r")
     first_lines = (tmp_path / "r" / "report.md").read_text().split("## ")[0]
     assert "(2.5-97.5%, nominal 95%)" in first_lines and "nominal 80%" not in first_lines
+
+
+def test_a_verdict_against_an_autoets_that_could_not_fit_the_season_says_so(tmp_path):
+    """On weekly data (season 52) statsforecast's AutoETS fits no season (none longer than 24), and the verdict
+    against it read as one against a seasonal model, without a word."""
+    weeks = pd.date_range("2020-01-05", periods=130, freq="W-SUN")
+    rng = np.random.default_rng(0)
+    df = pd.concat(
+        pd.DataFrame(
+            {"unique_id": f"s{i}", "ds": weeks, "y": 50 + 10 * np.sin(2 * np.pi * np.arange(130) / 52) + rng.normal(0, 1, 130)}
+        )
+        for i in range(3)
+    )
+    with pytest.warns(UserWarning, match="AutoETS was fitted without a season"):
+        weekly = forecaster.backtest(fast_model(), df, n_windows=1, baselines=("auto_ets",))
+    weekly.to_report(tmp_path / "r")
+    text = (tmp_path / "r" / "report.md").read_text()
+    first_lines, settings = text.split("## ")[0], text.split("## Settings and method")[-1]
+    note = "AutoETS was fitted without a season: statsforecast's ETS fits none longer than 24 periods (the season here is 52)"
+    assert note in first_lines and note in settings
+
+
+def test_no_note_on_autoets_where_it_fits_the_season(result, report):
+    assert "fitted without a season" not in report[0]

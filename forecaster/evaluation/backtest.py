@@ -23,7 +23,7 @@ from ..estimator import Seq2SeqForecaster
 from ..model.faithfulness import RANKINGS, occlusions
 from ..model.outputs import attention_frame
 from ..model.params import check_arguments, check_params
-from .baselines import BASELINES, fold_baselines
+from .baselines import BASELINES, fold_baselines, warn_baseline_notes
 from .executors import executor_for
 from .folds import FoldPlan, check_not_fitted_past, fold_data, guard_fold, series_spans, warn_ragged_cutoffs
 from .progress import Progress
@@ -89,6 +89,7 @@ def backtest(
     folds = plan.folds(*series_spans(frame, columns.id, columns.time, columns.target))
     check_not_fitted_past(model, folds[0])
     warn_ragged_cutoffs(folds, columns.id)
+    warn_baseline_notes(plan.baselines, plan.season)
     report, client = Progress(progress, len(folds), "backtest"), active_client()  # baselines go to an active client
     executor = executor_for(plan, clone(model).set_params(freq=offset.freqstr), folds, report, client)
     executor.start(frame)

@@ -14,6 +14,25 @@ from ..data.frequency import normalise_freq, seasons_for
 from ..engines import engine
 from ..model.outputs import BASELINES, quantile_column
 
+# The longest season statsforecast's ETS fits: AutoETS given a longer one fits no season at all.
+ETS_MAX_SEASON = 24
+
+
+def baseline_notes(baselines: Sequence[str], season_length: int) -> list[str]:
+    """What a reader of a verdict against these baselines must know about them on this data (one sentence each)."""
+    if "auto_ets" in baselines and season_length > ETS_MAX_SEASON:
+        return [
+            f"AutoETS was fitted without a season: statsforecast's ETS fits none longer than {ETS_MAX_SEASON} periods "
+            f"(the season here is {season_length}); MSTL (baseline 'mstl') fits long seasons"
+        ]
+    return []
+
+
+def warn_baseline_notes(baselines: Sequence[str], season_length: int) -> None:
+    """Each of :func:`baseline_notes` as a warning, once per backtest."""
+    for note in baseline_notes(baselines, season_length):
+        warnings.warn(note + ".", UserWarning, stacklevel=3)
+
 
 def _interval_bound(q: float) -> tuple[str, int | float]:
     """Which bound of which central interval (statsforecast's ``level`` in percent) is the level-``q`` quantile."""

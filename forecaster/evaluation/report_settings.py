@@ -8,6 +8,7 @@ import platform
 
 from .._version import __version__
 from ..partners.blend import PARTNERS
+from .baselines import baseline_notes
 from .report_tables import code_span, duration, markdown_table, settings_table
 
 # The last paragraph of the report: how a backtest scores.
@@ -55,7 +56,8 @@ def settings_lines(result) -> list[str]:
         f"- seed (random_state): {params.get('random_state')}",
         blend_line(s["blend_weights"], [n for n in s["blend_weights"] if params.get(n) is None]),
         *calibration_line(result),
-        f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data",
+        f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data"
+        + "".join(f"; {note}" for note in baseline_notes(s["baselines"], s["season_length"])),
         *floor_line(result),
         f"- run time: {duration(s['seconds'])}",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),

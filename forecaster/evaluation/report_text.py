@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..plots import readable
 from .analysis import MODEL, reference_model, series_mase, wql_ratio
+from .baselines import baseline_notes
 from .report_tables import label, markdown_table, nominal_words, occlusion_warning
 
 # Headings whose sections report.html shows folded (a click opens them); report.md shows them as they are.
@@ -164,7 +165,8 @@ def second_line(summary: pd.DataFrame, result, verdict_words: str) -> str:
             f"its outermost interval held {summary.loc[MODEL, 'coverage'] * 100:.0f}% of actuals "
             f"({nominal_words(result.settings)})"
         )
-    return ("; ".join(parts) + ". " if parts else "") + verdict_words
+    notes = baseline_notes(result.settings.get("baselines", ()), result.settings.get("season_length", 1))
+    return ("; ".join(parts) + ". " if parts else "") + verdict_words + "".join(f" {note}." for note in notes)
 
 
 def pick_sentence(name: str, uid, fold: tuple, metrics: pd.DataFrame, reference: str | None) -> str:

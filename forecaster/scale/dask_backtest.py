@@ -32,7 +32,7 @@ from ..data.frequency import infer_offset, normalise_freq
 from ..data.panel import check_on_grid
 from ..data.validation import clean_history, columns_and_roles
 from ..evaluation.backtest import backtest_settings, backtest_timings
-from ..evaluation.baselines import fold_baselines
+from ..evaluation.baselines import fold_baselines, warn_baseline_notes
 from ..evaluation.executors import FoldForecasts, forecast_fold
 from ..evaluation.folds import FoldPlan, check_not_fitted_past, series_spans
 from ..evaluation.progress import Progress
@@ -167,6 +167,7 @@ def backtest_dask(
     report = Progress(progress, n_windows, "backtest")
     spans, folds = _whole_panel_folds(parts, plan, offset, report)
     check_not_fitted_past(model, folds[0])
+    warn_baseline_notes(plan.baselines, plan.season)
     template = clone(model).set_params(freq=offset.freqstr)
     meta = fold_rows(head.iloc[:0], 0, plan, head.iloc[:0])
     models, fitted, fit_seconds = [], None, 0.0
