@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -16,6 +17,7 @@ from ..partners.blend import default_weights
 from .budget import FINE_TUNE_CHECKS, FINE_TUNE_PATIENCE, use_early_stopping
 from .calibration import Calibration, HoldOut, calibrate, plan_holdout
 from .inference import history_kept, run_network, target_values
+from .intervals import capped_note
 from .members import TrainingJob
 from .network import Ensemble, NetworkConfig
 from .params import blend_weights, explicit_blend_weights, has_future_covariates, needs_calibration
@@ -171,6 +173,9 @@ def calibrated(
         partner_week=state.partner_week,
         shift=shift,
     )
+    note = capped_note(calibration.factors)
+    if note is not None:
+        warnings.warn(note, UserWarning, stacklevel=2)
     return replace(state, calibration=calibration)
 
 

@@ -56,6 +56,21 @@ def offset_factors(
     return np.clip(factors, 0.0, MAX_FACTOR)
 
 
+def capped_note(factors: np.ndarray | None) -> str | None:
+    """A warning's words where factors (H, Q) reached ``MAX_FACTOR``: the intervals are then likely still too narrow."""
+    if factors is None:
+        return None
+    capped = int((factors >= MAX_FACTOR).any(axis=1).sum())
+    if not capped:
+        return None
+    return (
+        f"The intervals' calibration stretched the network's quantiles to its cap ({MAX_FACTOR:g} times their offset "
+        f"from the median) at {capped} of {len(factors)} horizon steps: on the held-out windows they were far narrower "
+        "than the errors, so the intervals are likely still too narrow there. A network trained longer (a larger "
+        "`max_steps`, or None for the default budget) learns wider quantiles."
+    )
+
+
 def pair_factors(quantiles: np.ndarray, actual: np.ndarray, levels: tuple[float, ...], median_index: int) -> np.ndarray:
     """(H, Q) factors that give each central interval its nominal coverage on held-out windows (few series).
 
