@@ -247,8 +247,9 @@ def test_default_season_spans_a_year_only_for_weekly_and_longer_periods(alias, s
 
 @pytest.mark.parametrize(
     ("alias", "longest_short", "shortest_long"),
-    # from Monday 2001-01-01: 12 month ends reach 2001-12-31 (364 days); 51 Sundays reach 2001-12-23 (356 days)
-    [("MS", 11, 12), ("ME", 11, 12), ("D", 349, 350), ("W", 50, 51)],
+    # from the offset's first date on or after 2001-01-01: 12 month ends span 2001-01-31 to 2002-01-31 (365 days),
+    # 50 weeks from Sunday 2001-01-07 span 350 days
+    [("MS", 11, 12), ("ME", 11, 12), ("D", 349, 350), ("W", 49, 50)],
 )
 def test_season_spans_a_year_from_350_days(alias, longest_short, shortest_long):
     offset = normalise_freq(alias)
@@ -400,3 +401,28 @@ def test_yearly_and_unknown_frequencies_have_no_calendar_features(alias):
     grid = pd.date_range("2001-01-01", periods=5, freq=alias)
     features = calendar_features(grid, normalise_freq(alias))
     assert features.shape == (5, 0) and features.dtype == np.float32
+
+
+@pytest.mark.parametrize("alias", ["YE-JUN", "YS-JUL", "YE-MAR", "QE-NOV", "QS-NOV", "QE-JAN", "W-WED"])
+def test_every_anchor_of_a_frequency_spans_its_year_alike(alias):
+    """Counted from 1 January, a fiscal year ending in June spanned half a year: such panels lost the trend line and
+    the shipped prior (with a warning blaming a trend_line=False nobody passed)."""
+    from forecaster.data.frequency import season_spans_a_year
+
+    offset = normalise_freq(alias)
+    assert season_spans_a_year(offset, season_length_for(offset))
+
+
+def test_fiscal_years_forecast_as_calendar_years_do():
+    from forecaster import Seq2SeqForecaster
+
+    rng = np.random.default_rng(0)
+    values = {f"s{i}": 100 + 3 * np.arange(30) + rng.normal(0, 1, 30) for i in range(4)}
+    forecasts = []
+    for freq, start in [("YE-DEC", "1980-12-31"), ("YE-JUN", "1980-06-30")]:
+        ds = pd.date_range(start, periods=30, freq=freq)
+        df = pd.concat([pd.DataFrame({"unique_id": uid, "ds": ds, "y": y}) for uid, y in values.items()])
+        model = Seq2SeqForecaster(4, progress=False).fit(df)
+        assert model.fit_plan_.units["trend_line"] and model.fit_plan_.start == "prior"
+        forecasts.append(model.predict()["y_hat"].to_numpy())
+    np.testing.assert_allclose(forecasts[0], forecasts[1])

@@ -148,8 +148,12 @@ def periods_per_week(offset: pd.DateOffset, season_length: int) -> int:
 
 
 def season_spans_a_year(offset: pd.DateOffset, season_length: int) -> bool:
-    """Whether ``season_length`` periods of ``offset`` cover about a year or more (yearly to weekly data)."""
-    start = pd.Timestamp("2001-01-01")
+    """Whether ``season_length`` periods of ``offset`` cover about a year or more (yearly to weekly data).
+
+    Measured from a date on the offset's own calendar, so that every anchor of a frequency answers alike (a fiscal
+    year ending in June, quarters ending in November: counted from 1 January, a year ending in June is half a year).
+    """
+    start = offset.rollforward(pd.Timestamp("2001-01-01"))
     return (start + season_length * offset) - start >= pd.Timedelta(days=350)
 
 
