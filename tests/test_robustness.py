@@ -447,3 +447,32 @@ def test_local_times_written_as_text_across_a_daylight_saving_change_are_read_as
     assert str(read["ds"].dt.tz) == "UTC"  # an offset is not a zone: the instants stay in UTC
     pd.testing.assert_series_equal(read["ds"], expected["ds"].dt.tz_convert("UTC"))
     np.testing.assert_array_equal(read["y_hat"].to_numpy(), expected["y_hat"].to_numpy())
+
+
+def _zone_objects():
+    import datetime
+
+    import pytz
+    from dateutil import tz as dateutil_tz
+
+    return [
+        dateutil_tz.gettz("Europe/London"),
+        dateutil_tz.tzutc(),
+        pytz.FixedOffset(330),
+        datetime.timezone(datetime.timedelta(hours=2), "CEST"),
+    ]
+
+
+@pytest.mark.parametrize("zone", _zone_objects(), ids=str)
+def test_zones_whose_name_pandas_cannot_read_back_forecast_in_their_own_offsets(zone):
+    """Zones kept as str(tz) ('tzutc()', 'pytz.FixedOffset(330)', 'CEST'): fit succeeded, then predict and backtest
+    failed with UnknownTimeZoneError (and fit itself where a series ended early)."""
+    ds = pd.date_range("2015-01-01", periods=36, freq="MS").tz_localize(zone)
+    df = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": ds, "y": 50.0 + 10 * i + np.arange(36)}) for i in range(3)])
+    forecast = fast_model(horizon=3).fit(df).predict()
+    later = pd.date_range("2018-01-01", periods=3, freq="MS").tz_localize(zone)
+    assert all(stamp.utcoffset() == expected.utcoffset() for stamp, expected in zip(forecast["ds"][:3], later, strict=True))
+    assert (forecast["ds"].dt.tz_localize(None).iloc[:3] == later.tz_localize(None)).all()
+    ended = df.assign(y=df["y"].where(np.arange(len(df)) != len(df) - 1))
+    with pytest.warns(UserWarning, match="ends"):
+        fast_model(horizon=3).fit(ended)

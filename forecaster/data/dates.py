@@ -106,3 +106,35 @@ def numbers_as_text(values: pd.Series) -> pd.Series:
     if values.dtype.kind == "f" and np.isfinite(numbers).all() and (numbers == np.round(numbers)).all():
         return pd.Series(numbers.astype(np.int64), index=values.index).astype(str)
     return values.astype(str)
+
+
+def _reads_back(name: str) -> bool:
+    try:
+        pd.Timestamp("2001-01-01", tz=name)
+    except Exception:  # noqa: BLE001 - pandas raises several kinds for a name it does not know
+        return False
+    return True
+
+
+def zone_name(tz, column: str) -> str:
+    """A name of time zone ``tz`` that pandas reads back to the same rules: fitted models keep it as text.
+
+    ``str(tz)`` reads back for zoneinfo, pytz and ``'dateutil/...'`` zones; a dateutil zone file gets its
+    ``'dateutil/Area/City'`` name and a fixed offset (``pytz.FixedOffset``, ``datetime.timezone``, dateutil's
+    ``tzutc``) its ``'+HH:MM'``. ValueError, naming ``column``, for a zone with none of these.
+    """
+    text = str(tz)
+    if _reads_back(text):
+        return text
+    filename = str(getattr(tz, "_filename", "") or "")
+    if "zoneinfo/" in filename and _reads_back("dateutil/" + filename.split("zoneinfo/", 1)[1]):
+        return "dateutil/" + filename.split("zoneinfo/", 1)[1]
+    winter, summer = (pd.Timestamp(f"2001-{month}-01").to_pydatetime() for month in ("01", "07"))
+    offset = tz.utcoffset(winter)
+    if offset is not None and offset == tz.utcoffset(summer):
+        minutes = int(offset.total_seconds() // 60)
+        return f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    raise ValueError(
+        f"Column `{column}` is in time zone {text!r}, which cannot be named for pandas to read back; convert it to a "
+        f"named zone first, e.g. df['{column}'] = df['{column}'].dt.tz_convert('Europe/London')."
+    )

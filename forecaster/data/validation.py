@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .dates import AmbiguousDatesError, UnreadableDatesError, read_text_dates
+from .dates import AmbiguousDatesError, UnreadableDatesError, read_text_dates, zone_name
 from .ordering import in_series_order
 from .roles import CovariateRoles, LeakageError
 
@@ -100,7 +100,7 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
     one_time = len(local) == 0 or (local - local.dt.normalize()).nunique() == 1
     mode = tz_token.split(":", 1)[0] if tz_token else ("wall" if one_time else "utc")
     naive = local if mode == "wall" else values.dt.tz_convert("UTC").dt.tz_localize(None)
-    return naive.astype("datetime64[ns]"), f"{mode}:{tz}"
+    return naive.astype("datetime64[ns]"), f"{mode}:{zone_name(tz, column)}"
 
 
 def _text_times(values: pd.Series, column: str) -> pd.Series:
