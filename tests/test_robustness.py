@@ -476,3 +476,27 @@ def test_zones_whose_name_pandas_cannot_read_back_forecast_in_their_own_offsets(
     ended = df.assign(y=df["y"].where(np.arange(len(df)) != len(df) - 1))
     with pytest.warns(UserWarning, match="ends"):
         fast_model(horizon=3).fit(ended)
+
+
+def test_a_panel_read_with_the_arrow_backend_fits_and_saves(tmp_path):
+    """From Parquet with dtype_backend='pyarrow', categorical ids came back dictionary-encoded and fit failed inside
+    pandas' sort; Arrow-typed statics fitted, then save refused the model."""
+    pytest.importorskip("pyarrow")
+    ds = pd.date_range("2015-01-01", periods=36, freq="MS")
+    df = pd.concat(
+        pd.DataFrame(
+            {"unique_id": f"s{i}", "ds": ds, "y": 50.0 + 10 * i + np.arange(36), "size": float(i % 2), "kind": "ab"[i % 2]}
+        )
+        for i in range(4)
+    )
+    df = df.astype({"unique_id": "category", "kind": "category"})
+    df.to_parquet(tmp_path / "panel.parquet")
+    arrow = pd.read_parquet(tmp_path / "panel.parquet", dtype_backend="pyarrow")
+    assert isinstance(arrow["unique_id"].dtype, pd.ArrowDtype)
+    kept = arrow.copy()
+    model = fast_model(horizon=3, static_covariates=["size", "kind"]).fit(arrow)
+    model.save(tmp_path / "model")
+    pd.testing.assert_frame_equal(model.predict(), type(model).load(tmp_path / "model").predict())
+    pd.testing.assert_frame_equal(arrow, kept)
+    expected = fast_model(horizon=3, static_covariates=["size", "kind"]).fit(df).predict()
+    np.testing.assert_allclose(model.predict()["y_hat"], expected["y_hat"])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .arrow import plain_columns
 from .dates import AmbiguousDatesError, UnreadableDatesError, read_text_dates, zone_name
 from .ordering import in_series_order
 from .roles import CovariateRoles, LeakageError
@@ -210,14 +211,13 @@ def clean_history(
 ) -> tuple[pd.DataFrame, str | None]:
     """Validate a history frame and return a sorted, typed copy and its time zone.
 
-    Missing targets are kept as NaN (they are masked later, never imputed into the loss).
-    Future-known covariates must be complete; past covariates may be NaN (filled with
-    the training mean after scaling).
+    Missing targets are kept as NaN (masked later, never imputed into the loss). Future-known covariates must be
+    complete; past covariates may be NaN (filled with the training mean after scaling).
     """
     _require_frame(df, argument)
     needed = [columns.id, columns.time, columns.target, *roles.all]
     _require_columns(df, needed, argument)
-    frame = df.loc[:, needed].copy()
+    frame = plain_columns(df.loc[:, needed], [columns.id, *roles.static])
     if frame[columns.id].isna().any():
         raise ValueError(f"Column `{columns.id}` holds missing ids.")
     if isinstance(frame[columns.id].dtype, pd.CategoricalDtype):  # a filtered panel keeps categories it no longer has
@@ -327,9 +327,9 @@ def merge_covariates(
         )
     wanted = [name for name in roles.future if name not in df.columns]
     _require_columns(covariates, [columns.id, columns.time, *wanted], argument)
-    history = df.copy()
+    history = plain_columns(df, [columns.id])
     history[columns.time], tz = _to_naive_times(df[columns.time], columns.time)
-    extra = covariates.loc[:, [columns.id, columns.time, *wanted]].copy()
+    extra = plain_columns(covariates.loc[:, [columns.id, columns.time, *wanted]], [columns.id])
     times, other = _to_naive_times(extra[columns.time], columns.time)  # parsed, and its own zone (None: naive)
     if (tz is None) != (other is None):  # naive wall times against zoned ones: no way to tell which instants match
         zoned, naive = ("df", argument) if tz else (argument, "df")
@@ -389,7 +389,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
             UserWarning,
             stacklevel=5,  # clean_future <- forecast_panel (or _zero_shot) <- _source <- predict <- the caller
         )
-    frame = future_df.loc[:, needed].copy()
+    frame = plain_columns(future_df.loc[:, needed], [columns.id])
     frame[columns.time] = _future_times(frame[columns.time], columns.time, tz_token)
     for name in roles.future:
         frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
