@@ -38,6 +38,16 @@ def test_training_settings_can_change_after_fit_and_take_effect_at_the_next_fit(
     pd.testing.assert_frame_equal(model.predict(), before)
 
 
+@pytest.mark.parametrize("container", [np.array, pd.Series])
+def test_quantiles_as_an_array_work_where_the_prior_serves_the_panel(data, container):
+    """The default fit (init='auto', the prior's path) failed on an array of quantiles: "truth value of an array"."""
+    levels = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+    model = Seq2SeqForecaster(horizon=6, quantiles=container(levels), progress=False).fit(data)
+    assert model.fit_plan_.start == "prior"
+    expected = Seq2SeqForecaster(horizon=6, quantiles=levels, progress=False).fit(data).predict()
+    pd.testing.assert_frame_equal(model.predict(), expected)
+
+
 def test_array_like_parameters_compare_with_their_fitted_values(data):
     model = fast_model(quantiles=np.array([0.1, 0.5, 0.9]), past_covariates=pd.Index(["traffic"])).fit(data)
     first = model.predict()

@@ -205,7 +205,8 @@ def occlusion_warning(ratio: float | None) -> str | None:
 
 def nominal_words(settings: dict) -> str:
     """The outermost interval's levels and nominal coverage in words, from the model's quantiles: "10-90%, nominal 80%"."""
-    levels = sorted(float(q) for q in (settings.get("model_params", {}).get("quantiles") or ()))
+    quantiles = settings.get("model_params", {}).get("quantiles")
+    levels = sorted(float(q) for q in (() if quantiles is None else quantiles))
     if len(levels) < 2:
         return "no interval"
     return f"{levels[0] * 100:g}-{levels[-1] * 100:g}%, nominal {(levels[-1] - levels[0]) * 100:g}%"

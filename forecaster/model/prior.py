@@ -152,7 +152,7 @@ def prior_for(offset: pd.DateOffset, params: dict, units: dict) -> Prior:
                 f"The {prior.family} prior was trained with {name}={trained!r}; got {mine!r}. "
                 f"Leave `{name}` at the prior's value, or fit from scratch (init='scratch')."
             )
-    missing = sorted({float(q) for q in params["quantiles"] or ()} - set(prior.quantiles))
+    missing = sorted({float(q) for q in (() if params["quantiles"] is None else params["quantiles"])} - set(prior.quantiles))
     if missing:
         raise PriorUnavailableError(
             f"The {prior.family} prior forecasts the levels {list(prior.quantiles)}; `quantiles` asks for {missing}."
