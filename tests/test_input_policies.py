@@ -293,3 +293,30 @@ def test_the_parameter_table_holds_the_estimators_defaults():
     defaults = {name: p.default for name, p in signature.items() if p.default is not inspect.Parameter.empty}
     assert defaults == DEFAULTS
     assert set(signature) == set(CONSTRAINTS)
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        ({"id_col": "step"}, "`id_col`='step' is the name of a column the forecasts or explanations add"),
+        ({"time_col": "lag"}, "`time_col`='lag' is the name of a column"),
+        ({"id_col": "y_hat"}, "`id_col`='y_hat' is the name"),
+        ({"time_col": "y"}, "must name three different columns"),
+    ],
+)
+def test_column_names_that_outputs_would_overwrite_or_that_repeat_are_refused_by_name(data, names, message):
+    """An id named 'step' came back as step numbers from explain, a time column named 'lag' as integer lags; the same
+    name for two roles ended in pandas' "truth value of a Series is ambiguous"."""
+    renamed = data.rename(columns={"unique_id": names.get("id_col", "unique_id"), "ds": names.get("time_col", "ds")})
+    if names.get("time_col") == "y":
+        renamed = data
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        fast_model(**names).fit(renamed)
+
+
+def test_a_column_given_twice_is_refused_and_an_index_named_like_a_column_is_not_read(data):
+    twice = pd.concat([data, data[["y"]]], axis=1)
+    with pytest.raises(ValueError, match="`df` has column\\(s\\) `y` more than once"):
+        fast_model().fit(twice)
+    indexed = data.set_index(["unique_id", "ds"], drop=False)  # the keys as index levels and as columns
+    pd.testing.assert_frame_equal(fast_model().fit(indexed).predict(), fast_model().fit(data).predict())

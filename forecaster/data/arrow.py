@@ -30,8 +30,9 @@ def _plain(column: pd.Series) -> pd.Series:
 
 
 def plain_columns(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """A copy of ``frame`` with its columns ``names`` NumPy-backed where they were Arrow-backed."""
-    out = frame.copy()
+    """A copy of ``frame`` with a fresh index (an index level named like a column made every sort by it ambiguous) and
+    its columns ``names`` NumPy-backed where they were Arrow-backed."""
+    out = frame.reset_index(drop=True)
     for name in names:
         if name in out.columns:
             out[name] = _plain(out[name])

@@ -14,6 +14,7 @@ import pandas as pd
 
 from .arrow import plain_columns
 from .dates import AmbiguousDatesError, UnreadableDatesError, read_text_dates, zone_name
+from .frames import require_columns, require_frame
 from .ordering import in_series_order
 from .roles import CovariateRoles, LeakageError
 
@@ -39,25 +40,6 @@ class Columns:
 def columns_and_roles(params: dict) -> tuple[Columns, CovariateRoles]:
     """The column names and covariate roles an estimator's parameters declare (``model.get_params()``)."""
     return Columns.from_params(params), CovariateRoles.from_params(params)
-
-
-def _require_frame(df: object, argument: str) -> pd.DataFrame:
-    if not isinstance(df, pd.DataFrame):
-        kind = type(df)
-        package = kind.__module__.split(".")[0]  # "dask.DataFrame", not a bare "DataFrame" that reads like pandas'
-        got = kind.__name__ if package == "builtins" else f"{package}.{kind.__name__}"
-        raise TypeError(f"`{argument}` must be a pandas DataFrame; got {got}.")
-    if df.empty:
-        raise ValueError(f"`{argument}` is empty.")
-    return df
-
-
-def _require_columns(df: pd.DataFrame, needed: list[str], argument: str) -> None:
-    missing = [name for name in needed if name not in df.columns]
-    if missing:
-        raise ValueError(
-            f"`{argument}` is missing column(s) {', '.join(f'`{m}`' for m in missing)}; it has {reprlib.repr(list(df.columns))}."
-        )
 
 
 def _first_row(df: pd.DataFrame, mask: np.ndarray, columns: Columns) -> str:
@@ -214,9 +196,9 @@ def clean_history(
     Missing targets are kept as NaN (masked later, never imputed into the loss). Future-known covariates must be
     complete; past covariates may be NaN (filled with the training mean after scaling).
     """
-    _require_frame(df, argument)
+    require_frame(df, argument)
     needed = [columns.id, columns.time, columns.target, *roles.all]
-    _require_columns(df, needed, argument)
+    require_columns(df, needed, argument)
     frame = plain_columns(df.loc[:, needed], [columns.id, *roles.static])
     if frame[columns.id].isna().any():
         raise ValueError(f"Column `{columns.id}` holds missing ids.")
@@ -315,9 +297,9 @@ def merge_covariates(
     them (strings parsed, zones made naive), and the returned token restores ``df``'s zone. A row of
     ``df`` without its covariates is left NaN, which ``clean_history`` then refuses by name.
     """
-    _require_frame(df, "df")
-    _require_frame(covariates, argument)
-    _require_columns(df, [columns.id, columns.time], "df")
+    require_frame(df, "df")
+    require_frame(covariates, argument)
+    require_columns(df, [columns.id, columns.time], "df")
     both = [name for name in roles.future if name in df.columns and name in covariates.columns]
     if both:  # which values would the forecasts see? Taking either in silence scores the other's forecasts
         listed = ", ".join(f"`{name}`" for name in both)
@@ -326,9 +308,9 @@ def merge_covariates(
             f"(drop them from `df` to forecast with the values of `{argument}`, e.g. forecasts of the weather)."
         )
     wanted = [name for name in roles.future if name not in df.columns]
-    _require_columns(covariates, [columns.id, columns.time, *wanted], argument)
+    require_columns(covariates, [columns.id, columns.time, *wanted], argument)
     history = plain_columns(df, [columns.id])
-    history[columns.time], tz = _to_naive_times(df[columns.time], columns.time)
+    history[columns.time], tz = _to_naive_times(history[columns.time], columns.time)
     extra = plain_columns(covariates.loc[:, [columns.id, columns.time, *wanted]], [columns.id])
     times, other = _to_naive_times(extra[columns.time], columns.time)  # parsed, and its own zone (None: naive)
     if (tz is None) != (other is None):  # naive wall times against zoned ones: no way to tell which instants match
@@ -372,7 +354,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
     Raises:
         LeakageError: it carries the target or a past-only covariate.
     """
-    _require_frame(future_df, "future_df")
+    require_frame(future_df, "future_df")
     leaked = [name for name in (columns.target, *roles.past) if name in future_df.columns]
     if leaked:
         raise LeakageError(
@@ -380,7 +362,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
             "pass only the id, time and future-known covariate columns."
         )
     needed = [columns.id, columns.time, *roles.future]
-    _require_columns(future_df, needed, "future_df")
+    require_columns(future_df, needed, "future_df")
     unread = [name for name in future_df.columns if name not in (*needed, *roles.static, *set_aside)]
     if unread:  # the usual slip: a covariate given for the horizon but never declared
         warnings.warn(
