@@ -171,8 +171,11 @@ def test_future_df_missing_extra_duplicated_and_leaky(clean):
     pd.testing.assert_frame_equal(model.predict(future_df=future_frame(clean, 10)), model.predict(future_df=future))
     with pytest.raises(LeakageError):
         model.predict(future_df=future.assign(traffic=0.0))
-    with pytest.raises(ValueError, match="not in the history"):
-        model.predict(future_df=pd.concat([future, future.head(6).assign(unique_id="GHOST")]))
+    # Rows of series not in the history are not read, as rows after the horizon are not: a whole calendar can be passed.
+    ghost = pd.concat([future, future.head(6).assign(unique_id="GHOST")])
+    pd.testing.assert_frame_equal(model.predict(future_df=ghost), model.predict(future_df=future))
+    with pytest.raises(ValueError, match=r"lacks .*'S000'"):  # a history series without its rows is still named
+        model.predict(future_df=future.assign(unique_id=future["unique_id"].str.lower()))
 
 
 # ----------------------------------------------------------------------------- no mutation

@@ -194,14 +194,9 @@ def _warn_short(uniques, length: np.ndarray, input_size: int) -> None:
 def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end, last_col, horizon) -> None:
     future = future.loc[future[columns.time] <= grid[-1]]
     index = pd.Index(uniques)
+    check_id_types(index, future[columns.id], columns.id, "`future_df`", "the history")
     codes = index.get_indexer(future[columns.id])
-    unknown = codes < 0
-    if unknown.any():
-        check_id_types(index, future[columns.id], columns.id, "`future_df`", "the history")
-        raise ValueError(
-            f"`future_df` has series {reprlib.repr(sorted(set(future[columns.id][unknown].tolist()), key=str))} "
-            "that are not in the history."
-        )
+    future, codes = future.loc[codes >= 0], codes[codes >= 0]  # rows of other series are not read (a whole calendar)
     pos = positions(future[columns.time], grid, future[columns.id], offset, "future_df")
     step = pos - end[codes]
     early = step <= 0
