@@ -552,3 +552,21 @@ def test_a_verdict_against_an_autoets_that_could_not_fit_the_season_says_so(tmp_
 
 def test_no_note_on_autoets_where_it_fits_the_season(result, report):
     assert "fitted without a season" not in report[0]
+
+
+def test_fold_cutoffs_read_in_one_format():
+    """Ragged cutoffs read "2024-08-25 .. 2024-11-03 00:00:00": a date, then a timestamp."""
+    from forecaster.evaluation.scoring import describe_cutoffs
+
+    days = pd.Series(pd.to_datetime(["2024-08-25", "2024-11-03"]))
+    assert describe_cutoffs(days) == "2024-08-25 .. 2024-11-03"
+    hours = pd.Series(pd.to_datetime(["2024-08-25 00:00", "2024-08-25 13:00"]))
+    assert describe_cutoffs(hours) == "2024-08-25 00:00:00 .. 2024-08-25 13:00:00"
+    assert describe_cutoffs(days.iloc[:1]) == "2024-08-25"
+
+
+def test_one_origin_is_one_origin(result):
+    from forecaster.evaluation.report_settings import settings_lines
+
+    one = dataclasses.replace(result, settings={**result.settings, "n_windows": 1})
+    assert any(line.startswith("- folds: 1 origin, ") for line in settings_lines(one))

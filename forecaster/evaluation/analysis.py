@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .metrics import fold_numbers
+from .scoring import describe_cutoffs
 
 # The model's name in a backtest's frames (its forecast column and its rows of metrics).
 MODEL = "seq2seq"
@@ -26,8 +27,7 @@ def per_fold(metrics: pd.DataFrame, models: list[str], n_windows: int, cutoffs: 
     frame = metrics.assign(fold=fold_numbers(metrics, n_windows))
     rows = []
     for (fold, model), part in frame.groupby(["fold", "model"], sort=False):
-        low, high = part["cutoff"].min(), part["cutoff"].max()
-        described = str(low.date()) if low == high and low == low.normalize() else f"{low} .. {high}"
+        described = describe_cutoffs(part["cutoff"])
         row = {"fold": int(fold), "cutoff": cutoffs[fold - 1] if cutoffs and len(cutoffs) == n_windows else described}
         row |= {"model": model, "mean_mase": part["mase"].mean()}
         if "coverage" in part:

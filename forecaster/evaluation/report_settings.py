@@ -44,7 +44,8 @@ def settings_lines(result) -> list[str]:
         "(the CSVs name them `unique_id`, `ds` and `y`)",
         f"- data: {s.get('data', 'user frame')}: {s['n_series']} series, {s['n_rows']} rows, "
         f"freq `{s['freq']}`, season {s['season_length']}",
-        f"- folds: {s['n_windows']} origins, {s['step_size']} periods apart, horizon {s['horizon']}, "
+        f"- folds: {s['n_windows']} origin{'s' if s['n_windows'] != 1 else ''}, {s['step_size']} periods apart, "
+        f"horizon {s['horizon']}, "
         f"{s['window']} window, refit={s['refit']}; cutoffs: {', '.join(s['cutoffs'])}",
         f"- left out of the verdict: {len(result.skipped)} series-fold windows of {result.skipped['unique_id'].nunique()} "
         "series, each with its reason in skipped.csv (a history too short for the fold, no observed target in the "

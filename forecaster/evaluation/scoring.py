@@ -132,9 +132,11 @@ def in_zone(forecasts: pd.DataFrame, *scores: pd.DataFrame, tz: str) -> tuple[pd
 
 
 def describe_cutoffs(cutoffs: pd.Series) -> str:
-    """A fold's cutoffs in a few words: the date, or the first and last where series differ."""
+    """A fold's cutoffs in a few words: the date, or the first and last where series differ; dates without a time of
+    day when both are at midnight (a range read "2024-08-25 .. 2024-11-03 00:00:00")."""
     low, high = cutoffs.min(), cutoffs.max()
-    return str(low.date() if low == low.normalize() else low) + ("" if low == high else f" .. {high}")
+    dates = low == low.normalize() and high == high.normalize()
+    return str(low.date() if dates else low) + ("" if low == high else f" .. {high.date() if dates else high}")
 
 
 def unscored_windows(metrics: pd.DataFrame, folds: list[Fold], tz: str | None = None) -> list[dict]:
