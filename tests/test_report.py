@@ -570,3 +570,15 @@ def test_one_origin_is_one_origin(result):
 
     one = dataclasses.replace(result, settings={**result.settings, "n_windows": 1})
     assert any(line.startswith("- folds: 1 origin, ") for line in settings_lines(one))
+
+
+def test_the_verdict_line_says_why_points_of_scored_windows_are_not_scored():
+    """ "29 of 30 forecast points ...; nothing is left out" read as a contradiction: the point had no actual."""
+    from forecaster.evaluation.report_text import verdict_line
+
+    verdict = {"series": 5, "series_total": 5, "points": 29, "points_total": 30, "windows": 5, "windows_total": 5}
+    line = verdict_line(verdict, pd.DataFrame(columns=["unique_id", "fold", "reason"]))
+    assert "29 of 30 forecast points" in line and "1 forecast point had no actual to score against" in line
+    assert "nothing is left out" not in line
+    whole = verdict_line({**verdict, "points": 30}, pd.DataFrame(columns=["unique_id", "fold", "reason"]))
+    assert whole.endswith("no window is left out.")

@@ -217,10 +217,15 @@ def verdict_line(verdict: dict | None, skipped: pd.DataFrame) -> str:
     left_out = f"{windows} left out, each listed with its reason in skipped.csv"
     if verdict is None:
         return f"The verdict leaves out {left_out}." if len(skipped) else "Every series-fold window is scored."
+    horizon = verdict["points_total"] // max(verdict["windows_total"], 1)
+    unobserved = max(verdict["points_total"] - verdict["points"] - len(skipped) * horizon, 0)  # in scored windows
+    rest = left_out if len(skipped) else "no window is left out"
+    if unobserved:
+        rest += f"; {unobserved:,} forecast point{'s' if unobserved > 1 else ''} had no actual to score against"
     return (
         f"The verdict covers {verdict['series']:,} of {verdict['series_total']:,} series and {verdict['points']:,} of "
         f"{verdict['points_total']:,} forecast points ({verdict['windows']:,} of {verdict['windows_total']:,} "
-        f"series-fold windows); " + (left_out if len(skipped) else "nothing is left out") + "."
+        f"series-fold windows); {rest}."
     )
 
 
