@@ -473,6 +473,8 @@ def test_the_settings_table_shows_what_the_forecast_is_and_what_was_changed_and_
     assert {"horizon", "freq", "season_length", "input_size", "quantiles", "init"} <= set(rows)
     assert rows["hidden_size"] == "16" and rows["max_steps"] == "20"  # given other values than the defaults
     assert rows["n_models"] == "1 (resolved)"  # None: the members it trained, from scratch one
+    # How the fit started: a report of a prior-served panel and of a scratch fit read the same "auto" before.
+    assert rows["init"] == "scratch (the last fit started from scratch, at most 20 training steps)"
     assert "cell" not in rows and "scaler" not in rows and "id_col" not in rows  # at their defaults
     assert len(rows) < 20
     result.to_report(tmp_path / "r")
@@ -582,3 +584,14 @@ def test_the_verdict_line_says_why_points_of_scored_windows_are_not_scored():
     assert "nothing is left out" not in line
     whole = verdict_line({**verdict, "points": 30}, pd.DataFrame(columns=["unique_id", "fold", "reason"]))
     assert whole.endswith("no window is left out.")
+
+
+def test_the_settings_say_a_fit_started_from_the_shipped_prior(tmp_path):
+    df, _ = make_panel(n_series=6, length=48, short_share=0.0, missing_share=0.0, static=False)
+    served = forecaster.backtest(
+        forecaster.Seq2SeqForecaster(horizon=6, progress=False), df[["unique_id", "ds", "y"]], n_windows=1, baselines=()
+    )
+    from forecaster.evaluation.report_tables import settings_table
+
+    rows = dict(settings_table(served).to_numpy().tolist())
+    assert rows["`init`"] == "`auto` (the last fit started from the shipped monthly prior, no training step)"

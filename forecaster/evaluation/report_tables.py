@@ -274,6 +274,16 @@ SHOWN_SETTINGS = (
 )
 
 
+def _started(plan) -> str:
+    """Where the fit started, in words: whether a network was trained from scratch or from the shipped prior."""
+    if plan is None:
+        return ""
+    steps = plan.max_steps
+    budget = "" if steps is None else ", no training step" if steps == 0 else f", at most {steps:,} training steps"
+    where = {"prior": f"the shipped {plan.prior} prior", "continue": "the previous fit's weights"}.get(plan.start, "scratch")
+    return f" (the last fit started from {where}{budget})"
+
+
 def settings_table(result, everything: bool = False) -> pd.DataFrame:
     """The model's settings, one row each, with the values fitting resolved where the given one was None.
 
@@ -303,5 +313,7 @@ def settings_table(result, everything: bool = False) -> pd.DataFrame:
             shown += " (inferred)" if name in ("freq", "season_length") else " (resolved)"
         elif value is not None and value != given:
             shown += f" (given {code_span(_value(given))})"
+        if name == "init":
+            shown += _started(getattr(result.last_model, "fit_plan_", None))
         rows.append({"parameter": code_span(name), "value": shown})
     return pd.DataFrame(rows)
