@@ -557,3 +557,20 @@ def test_a_weights_file_holding_code_is_refused_without_advice_to_load_it_anyway
     message = str(error.value)
     assert "weights_only" not in message and "safe_globals" not in message and "\x1b" not in message
     assert "never runs code from a model file" in message
+
+
+def test_a_model_file_that_cannot_be_read_is_a_model_file_error(fitted, tmp_path, monkeypatch):
+    """A weights file without read permission raised a bare PermissionError (a traceback in `forecaster explain`)."""
+    import builtins
+
+    fitted.save(tmp_path / "model")
+    real_open = builtins.open
+
+    def refusing(file, mode="r", *args, **kwargs):
+        if str(file).endswith("weights.pt") and "r" in mode:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refusing)
+    with pytest.raises(ModelFileError, match=r"`weights.pt` in .* cannot be read \(Permission denied\)"):
+        Seq2SeqForecaster.load(tmp_path / "model")

@@ -54,8 +54,11 @@ def _read_file(folder: Path, name: str, limit: int | None = None) -> bytes:
         raise ModelFileError(f"`{name}` in {str(folder)!r} cannot be read ({error.strerror}).") from None
     if not stat.S_ISREG(mode):
         raise ModelFileError(f"`{name}` in {str(folder)!r} is not a regular file; it was not written by `save`.")
-    with open(path, "rb") as handle:
-        data = handle.read() if limit is None else handle.read(limit + 1)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read() if limit is None else handle.read(limit + 1)
+    except OSError as error:  # no permission to read it, an I/O error
+        raise ModelFileError(f"`{name}` in {str(folder)!r} cannot be read ({error.strerror}).") from None
     if limit is not None and len(data) > limit:
         raise ModelFileError(f"`{name}` in {str(folder)!r} is larger than {limit} bytes; it was not written by `save`.")
     return data
