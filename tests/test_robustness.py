@@ -503,3 +503,17 @@ def test_a_panel_read_with_the_arrow_backend_fits_and_saves(tmp_path):
     pd.testing.assert_frame_equal(arrow, kept)
     expected = fast_model(horizon=3, static_covariates=["size", "kind"]).fit(df).predict()
     np.testing.assert_allclose(model.predict()["y_hat"], expected["y_hat"])
+
+
+def test_local_dates_written_as_text_across_a_daylight_saving_change_keep_their_calendar():
+    """Weekly Sundays at local midnight written with +01:00 and +02:00 were read in UTC, alternating 23:00 and 22:00:
+    the fit failed with 'no series is spaced as pandas can name', and freq='W-SUN' with 'not on the grid'."""
+    sundays = pd.date_range("2022-01-02", periods=80, freq="W-SUN", tz="Europe/Berlin")
+    y = 100 + 10 * np.sin(np.arange(80) * 2 * np.pi / 52)
+    text = pd.DataFrame({"unique_id": "a", "ds": sundays.astype(str), "y": y})
+    assert text["ds"].str[-6:].nunique() == 2
+    with pytest.warns(UserWarning, match="read as the local date and time it names, without its offset"):
+        read = fast_model(horizon=4).fit(text).predict()
+    expected = fast_model(horizon=4).fit(text.assign(ds=sundays.tz_localize(None))).predict()
+    pd.testing.assert_frame_equal(read, expected)
+    assert (read["ds"].dt.dayofweek == 6).all() and (read["ds"].dt.hour == 0).all()

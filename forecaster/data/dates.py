@@ -71,10 +71,15 @@ def read_text_dates(values: pd.Series, name: str = "The time column") -> pd.Seri
 
 def in_utc_if_offsets_differ(values: pd.Series, name: str, date_format: str | None = None) -> pd.Series | None:
     """Text timestamps that each end in a UTC offset, not all the same one (+01:00 and +02:00: local times written
-    across a daylight-saving change), as instants in UTC, with a warning naming ``name``; None for any other values.
+    across a daylight-saving change), read with a warning naming ``name``; None for any other values.
 
     No one zone holds them as they are written (pandas gives objects, or refuses), while each is an exact instant. The
-    local zone is not in the text (an offset is not a zone), so they stay in UTC and the forecasts are dated in UTC.
+    local zone is not in the text (an offset is not a zone), so:
+
+    - where every local time is at one time of day (midnight: daily, weekly, monthly data), they are the local dates
+      they name, read without their offsets (in UTC, a week of Sundays at midnight alternates 23:00 and 22:00 and fits
+      no calendar);
+    - otherwise (hours, minutes) they are instants, read in UTC, and the forecasts are dated in UTC.
     """
     if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)) or not len(values):
         return None
@@ -85,7 +90,19 @@ def in_utc_if_offsets_differ(values: pd.Series, name: str, date_format: str | No
         instants = pd.to_datetime(values, format=date_format or "ISO8601", utc=True)
     except (ValueError, TypeError):
         return None
+    shift = pd.to_timedelta(
+        offsets.str.replace("Z", "+00:00").str.replace(r"^([+-])(\d{2}):?(\d{2})$", r"\g<1>\2:\3:00", regex=True)
+    )
+    local = instants.dt.tz_localize(None) + shift.to_numpy()
     seen = ", ".join(sorted(offsets.unique())[:3])
+    if (local - local.dt.normalize()).nunique() == 1:
+        warnings.warn(
+            f"{name} holds timestamps with {offsets.nunique()} UTC offsets ({seen}), as local dates written across a "
+            "daylight-saving change are: each is read as the local date and time it names, without its offset.",
+            UserWarning,
+            stacklevel=5,
+        )
+        return local
     warnings.warn(
         f"{name} holds timestamps with {offsets.nunique()} UTC offsets ({seen}), as local times written across a "
         "daylight-saving change are: they are read as instants in UTC, and the forecasts are dated in UTC. To date them "
