@@ -313,3 +313,17 @@ def test_a_baselines_first_call_in_a_process_is_not_timed_as_its_fit(monkeypatch
     df, _ = make_panel(n_series=3, length=40, short_share=0.0, missing_share=0.0, static=False)
     result = backtest(fast_model(), df[["unique_id", "ds", "y"]], n_windows=1, baselines=("seasonal_naive",))
     assert result.summary().loc["seasonal_naive", "fit_seconds"] < 0.4
+
+
+def test_a_backtest_says_each_warning_once_at_the_callers_line():
+    """Every fold's fit repeated its data's warnings: a backtest of 4 folds printed one of them 8 times, attributed
+    to a line inside the package."""
+    df, _ = make_panel(n_series=4, length=40, short_share=0.0, missing_share=0.0, static=False)
+    df = df[["unique_id", "ds", "y"]]
+    short = df[(df["unique_id"] != "S000") | (df["ds"] >= df["ds"].max() - pd.DateOffset(months=14))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backtest(fast_model(input_size=18), short, n_windows=3, baselines=())
+    shorter = [w for w in caught if "less history than" in str(w.message)]
+    assert len(shorter) == 1 and shorter[0].filename == __file__
+    assert len({(w.category, str(w.message)) for w in caught}) == len(caught)

@@ -38,10 +38,12 @@ from .scoring import (
     verdict_coverage,
     with_zone,
 )
+from .warn_once import each_warning_once
 
 __all__ = ["BacktestResult", "backtest", "fold_data", "guard_fold"]
 
 
+@each_warning_once
 def backtest(
     model: Seq2SeqForecaster,
     df: pd.DataFrame,
