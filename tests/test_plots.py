@@ -480,3 +480,25 @@ def test_plot_attention_of_one_series_with_the_whole_future_and_no_history_reads
     expected = model.predict(df=model.history_[model.history_["unique_id"] == uid], future_df=mine)
     _assert_line(_line(fig.axes[0], "forecast"), expected["ds"], expected["y_hat"])
     plt.close(fig)
+
+
+def test_an_observation_between_gaps_is_drawn_as_a_point():
+    """Actuals and history were lines only: an observation with both neighbours missing was not drawn at all."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from forecaster.plots import plot_forecast
+
+    ds = pd.date_range("2003-01-01", periods=12, freq="MS")
+    y = [1, np.nan, 3, np.nan, 5, 6, 7, np.nan, 9, 10, 11, 12.0]  # 2003-03 alone in the history, 2003-07 alone after it
+    df = pd.DataFrame({"unique_id": "S1", "ds": ds, "y": y})
+    fc = pd.DataFrame({"unique_id": "S1", "ds": ds[6:], "seq2seq": 7.0, "seq2seq_q10": 5.0, "seq2seq_q90": 9.0})
+    fig = plot_forecast(fc, df, unique_ids=["S1"], model="seq2seq")
+    drawn = [
+        (pd.Timestamp(matplotlib.dates.num2date(x)).tz_localize(None), y)
+        for line in fig.axes[0].get_lines()
+        if line.get_marker() not in ("None", "", None)
+        for x, y in zip(matplotlib.dates.date2num(line.get_xdata()), line.get_ydata(), strict=True)
+    ]
+    assert (pd.Timestamp("2003-03-01"), 3.0) in drawn and (pd.Timestamp("2003-07-01"), 7.0) in drawn
+    assert (pd.Timestamp("2003-01-01"), 1.0) in drawn  # the first point: no neighbour before, none after

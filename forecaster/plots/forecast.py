@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -25,12 +26,23 @@ def point_and_band(forecasts: pd.DataFrame, model: str | None) -> tuple[str, str
     return point, None, None
 
 
+def isolated(values: pd.Series) -> np.ndarray:
+    """Where ``values`` (in time order) holds an observation whose neighbours are both missing: a line drawn through
+    the values leaves it out."""
+    present = values.notna().to_numpy()
+    before = np.concatenate([[False], present[:-1]])
+    after = np.concatenate([present[1:], [False]])
+    return present & ~before & ~after
+
+
 def draw_forecast(ax, history, forecast, actual, point, lo, hi, time_col, target_col, baselines=()) -> None:
     """History (solid), actuals (dashed), forecast with its band and baselines (thin dashed); any part may be None."""
     if history is not None:
         ax.plot(history[time_col], history[target_col], color="0.2", lw=1.2, label="history")
+        alone = isolated(history[target_col])  # a line needs two neighbours: an observation between gaps draws nothing
+        ax.plot(history[time_col][alone], history[target_col][alone], color="0.2", ls="none", marker=".", ms=4)
     if actual is not None and len(actual):
-        ax.plot(actual[time_col], actual[target_col], color="0.2", lw=1.2, ls="--", label="actual")
+        ax.plot(actual[time_col], actual[target_col], color="0.2", lw=1.2, ls="--", marker=".", ms=4, label="actual")
     if forecast is None:
         return
     ax.plot(forecast[time_col], forecast[point], color="C0", lw=1.6, label="forecast")
