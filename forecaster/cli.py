@@ -95,7 +95,7 @@ def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]], id_dt
     Dates are read one way only, as a spec's are (``evaluation.studies.parse_dates``): ``date_format`` exactly,
     else ISO dates, else text that reads the same day-first and month-first.
     """
-    import pandas as pd
+    from .data.tables import read_table
 
     where = Path(path)
     if not os.path.lexists(where):
@@ -107,7 +107,7 @@ def _read_frame(path: str, option: str, names: dict[str, tuple[str, str]], id_dt
     # Ids are read as the model's training ids are typed: '0001' stays text for a model fitted on text ids.
     id_name = names["--id-col"][0] if "--id-col" in names else None
     dtype = {id_name: str} if id_dtype is str and id_name is not None else None
-    frame = pd.read_parquet(path) if path.endswith(".parquet") else pd.read_csv(path, dtype=dtype)
+    frame = read_table(path, dtype)
     columns = ", ".join(map(repr, map(str, frame.columns)))
     for flag, (name, model_name) in names.items():
         if name not in frame.columns:

@@ -355,3 +355,35 @@ def test_explain_says_which_history_its_figures_were_measured_on(tmp_path, panel
     df.to_csv(tmp_path / "history.csv", index=False)
     assert main(["explain", str(saved_model), "--data", str(tmp_path / "history.csv"), "--out", str(tmp_path / "full")]) == 0
     assert f"measured on the history in {tmp_path / 'history.csv'}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("setup", "path", "message"),
+    [
+        (lambda d: None, ".", "is a folder, not a file"),
+        (lambda d: (d / "empty.csv").write_text(""), "empty.csv", "'empty.csv': " + "'{}' is empty"),
+        (lambda d: (d / "panel.csv").write_bytes(b"\xe0\xff\x00\x01" * 64), "panel.csv", "cannot be read as CSV"),
+    ],
+)
+def test_a_spec_names_the_file_it_cannot_read_and_why(tmp_path, capsys, setup, path, message):
+    """A folder was said not to exist; an empty CSV gave pandas' "No columns to parse from file", naming no file."""
+    setup(tmp_path)
+    (tmp_path / "study.toml").write_text(f'[data]\npath = "{path}"\n[model]\nhorizon = 3\n')
+    err = _fails(capsys, "backtest", str(tmp_path / "study.toml"), "--out", str(tmp_path / "r"))
+    assert message.format(tmp_path / path) in err
+
+
+def test_a_parquet_file_is_read_whatever_the_case_of_its_suffix(tmp_path):
+    from forecaster.data.tables import read_table
+
+    df = pd.DataFrame({"unique_id": ["a", "a"], "ds": ["2020-01-01", "2020-02-01"], "y": [1.0, 2.0]})
+    for name in ("upper.PARQUET", "short.pq"):
+        df.to_parquet(tmp_path / name)
+        pd.testing.assert_frame_equal(read_table(tmp_path / name), df)
+
+
+def test_a_spec_that_names_columns_in_model_is_told_to_name_them_in_data(tmp_path, capsys):
+    """[model] id_col was accepted and could never work: [data] renames the file's columns before the model sees them."""
+    (tmp_path / "study.toml").write_text(TINY_DATA + '[model]\nid_col = "store"\n')
+    err = _fails(capsys, "backtest", str(tmp_path / "study.toml"), "--out", str(tmp_path / "r"))
+    assert "[model] `id_col`: a file's column names are set in [data]" in err

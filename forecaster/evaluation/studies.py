@@ -26,6 +26,7 @@ from ..data.dates import (
     numbers_as_text,
     read_text_dates,
 )
+from ..data.tables import read_table
 from ..estimator import Seq2SeqForecaster
 from ..model.params import check_params
 from .backtest import BacktestResult, backtest, check_backtest_arguments
@@ -63,6 +64,9 @@ def _valid_keys(table: str) -> tuple[str, ...]:
 
 
 def _check_keys(given: dict, valid: tuple[str, ...], where: str) -> None:
+    named = [key for key in given if key in COLUMN_DEFAULTS] if where == "[model]" else []
+    if named:  # the file's columns are renamed to unique_id, ds and y as [data] reads it: the model never sees them
+        raise SpecError(f"[model] `{named[0]}`: a file's column names are set in [data] (`{named[0]}` there), not in [model].")
     unknown = [key for key in given if key not in valid]
     if unknown:
         close = [key for key in valid if unknown[0] in key] or difflib.get_close_matches(unknown[0], valid, n=1)
@@ -230,9 +234,14 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str, setting:
 def _read_file(value: str, data: dict, base: Path, where: str = "[data] `path`") -> pd.DataFrame:
     """A CSV or Parquet file of the spec (relative to its folder), its columns renamed to unique_id, ds and y."""
     path = (base / value).resolve()
+    if path.is_dir():
+        raise SpecError(f"{where} {value!r} is resolved relative to the spec's folder: {path} is a folder, not a file.")
     if not path.is_file():
         raise SpecError(f"{where} {value!r} is resolved relative to the spec's folder: {path} does not exist.")
-    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    try:
+        df = read_table(path)
+    except ValueError as error:
+        raise SpecError(f"{where} {value!r}: {error}") from None
     names = {key: data.get(key, default) for key, default in COLUMN_DEFAULTS.items()}
     if where != "[data] `path`":  # future-known covariates: no target
         names.pop("target_col")
