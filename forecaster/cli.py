@@ -243,12 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     run.set_defaults(func=_backtest)
     explain = commands.add_parser("explain", help="write attention and forecast plots of a saved model")
-    explain.add_argument("model_dir")
+    explain.add_argument("model_dir", help="a folder written by Seq2SeqForecaster.save")
     explain.add_argument("--data", help="history CSV/Parquet to forecast from (default: the training tail)")
     explain.add_argument(
         "--future", help="future-known covariates CSV/Parquet for the horizon (required where the model uses them)"
     )
-    explain.add_argument("--out", required=True)
+    explain.add_argument("--out", required=True, help="folder for the plots and attention.csv (made if absent)")
     explain.add_argument("--ids", nargs="*", help="series to plot (default: the first few)")
     explain.add_argument("--max-series", type=_positive_int, default=3, help="series to plot without --ids (default 3)")
     explain.add_argument(
@@ -266,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except (UsageError, *_expected_errors()) as error:  # a clear message, e.g. a spec's unknown key: one line, status 2
         command.exit(2, f"{command.prog}: error: {_one_line(error)}\n")
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for it; a report is written whole or not at all
+        command.exit(130, f"{command.prog}: interrupted.\n")
 
 
 if __name__ == "__main__":

@@ -387,3 +387,17 @@ def test_a_spec_that_names_columns_in_model_is_told_to_name_them_in_data(tmp_pat
     (tmp_path / "study.toml").write_text(TINY_DATA + '[model]\nid_col = "store"\n')
     err = _fails(capsys, "backtest", str(tmp_path / "study.toml"), "--out", str(tmp_path / "r"))
     assert "[model] `id_col`: a file's column names are set in [data]" in err
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_status_130(tmp_path, capsys, monkeypatch):
+    """An interrupt printed a full KeyboardInterrupt traceback."""
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(studies, "run_study", interrupted)
+    with pytest.raises(SystemExit) as raised:
+        main(["backtest", str(tmp_path / "study.toml"), "--out", str(tmp_path / "r")])
+    assert raised.value.code == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "forecaster backtest: interrupted." and not (tmp_path / "r").exists()
