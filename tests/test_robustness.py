@@ -517,3 +517,25 @@ def test_local_dates_written_as_text_across_a_daylight_saving_change_keep_their_
     expected = fast_model(horizon=4).fit(text.assign(ds=sundays.tz_localize(None))).predict()
     pd.testing.assert_frame_equal(read, expected)
     assert (read["ds"].dt.dayofweek == 6).all() and (read["ds"].dt.hour == 0).all()
+
+
+def test_dates_outside_pandas_span_are_refused_by_name():
+    """A yearly history from 1640 (datetime64[s]) ended in a raw OutOfBoundsDatetime naming neither column nor span."""
+    years = pd.Series(pd.date_range("1640-01-01", periods=40, freq="YS", unit="s"))
+    df = pd.DataFrame({"unique_id": "a", "ds": years, "y": np.arange(40.0)})
+    with pytest.raises(ValueError, match=r"Column `ds` holds timestamps from 1640-01-01 .* outside the span"):
+        fast_model(horizon=3).fit(df)
+
+
+def test_timestamps_in_several_zones_are_read_as_each_series_local_dates():
+    """Stores in four zones (an object column of aware timestamps) were converted to UTC without a word, then refused
+    as off the daily grid at a timestamp plainly on it."""
+    zones = {"tokyo": "Asia/Tokyo", "london": "Europe/London", "ny": "America/New_York"}
+    days = pd.date_range("2021-01-01", periods=60, freq="D")
+    df = pd.concat(
+        pd.DataFrame({"unique_id": k, "ds": pd.Series(list(days.tz_localize(z)), dtype=object), "y": np.arange(60.0)})
+        for k, z in zones.items()
+    )
+    with pytest.warns(UserWarning, match="UTC offsets .* read as the local date"):
+        forecast = fast_model(horizon=3).fit(df).predict()
+    assert (forecast["ds"] == pd.Timestamp("2021-03-02")).sum() == 3

@@ -98,7 +98,8 @@ def in_utc_if_offsets_differ(values: pd.Series, name: str, date_format: str | No
     if (local - local.dt.normalize()).nunique() == 1:
         warnings.warn(
             f"{name} holds timestamps with {offsets.nunique()} UTC offsets ({seen}), as local dates written across a "
-            "daylight-saving change are: each is read as the local date and time it names, without its offset.",
+            "daylight-saving change (or in several zones) are: each is read as the local date and time it names, "
+            "without its offset.",
             UserWarning,
             stacklevel=5,
         )

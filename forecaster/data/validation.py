@@ -75,6 +75,14 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
     if values.isna().any():
         raise ValueError(f"Column `{column}` holds missing timestamps (NaT) at {int(values.isna().sum())} row(s).")
     tz = getattr(values.dt, "tz", None)
+    coarse = getattr(values.dt, "unit", "ns") != "ns"  # only units coarser than ns reach past the span of ns
+    wall = values if tz is None or not coarse else values.dt.tz_localize(None)
+    if coarse and (wall.min() < pd.Timestamp.min or wall.max() > pd.Timestamp.max):
+        raise ValueError(
+            f"Column `{column}` holds timestamps from {wall.min()} to {wall.max()}, outside the span of pandas' "
+            f"timestamps ({pd.Timestamp.min.date()} to {pd.Timestamp.max.date()}); shift them into it by a multiple of "
+            "400 years, which keeps every date's weekday."
+        )
     if tz is None:
         return values.astype("datetime64[ns]"), tz_token
     local = values.dt.tz_localize(None)
