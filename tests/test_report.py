@@ -427,6 +427,8 @@ def test_a_title_is_shown_as_words_never_as_markup(result, tmp_path):
     markdown = (tmp_path / "r" / "report.md").read_text()
     assert markdown.splitlines()[0].startswith("# Q3 review \\!\\[t\\]")
     assert sum(line.startswith("# ") for line in markdown.splitlines()) == 1
+    result.to_report(tmp_path / "plain", title="CSV example: store sales, 2024.")  # nothing to escape: read as written
+    assert (tmp_path / "plain" / "report.md").read_text().splitlines()[0] == "# CSV example: store sales, 2024."
 
 
 def test_ids_that_start_like_a_formula_reach_the_csvs_as_text(tmp_path):

@@ -72,11 +72,11 @@ def code_span(value) -> str:
 
 
 # ASCII punctuation that Markdown may read as syntax; each is backslash-escaped in text shown literally.
-_MARKDOWN_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")  # the marks Markdown or HTML give a meaning
 
 
 def plain_text(text: str) -> str:
-    """``text`` as literal Markdown on one line: every punctuation mark escaped, line breaks as spaces.
+    """``text`` as literal Markdown on one line: every mark of markup escaped, line breaks as spaces.
 
     A report title comes from a spec: ``![t](http://...)`` in it must stay words, not become an external
     image in a self-contained page, and a newline must not start a heading.
