@@ -27,7 +27,8 @@ window.addEventListener('load', () => {
   const out = {height: root.scrollHeight, width: root.scrollWidth, viewport: root.clientWidth,
     first_figure_top: first ? first.getBoundingClientRect().top + window.scrollY : null,
     first_figure_bottom: first ? first.getBoundingClientRect().bottom + window.scrollY : null,
-    first_figure_alt: first ? first.alt : null, table_overflow: tables.length ? Math.max(...tables) : 0};
+    first_figure_alt: first ? first.alt : null, table_overflow: tables.length ? Math.max(...tables) : 0,
+    figures: Object.fromEntries([...document.querySelectorAll('img')].map(i => [i.alt, [i.width, i.naturalWidth]]))};
   const pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);
 });
@@ -101,3 +102,10 @@ def test_opened_the_report_still_holds_everything(page):
 if __name__ == "__main__":  # python tests/test_report_browser.py report.html: the numbers, at 1280 and 800 px
     for w in (1280, 800):
         print(w, measure(Path(sys.argv[1]), w), measure(Path(sys.argv[1]), w, open_folds=True))
+
+
+@needs_browser
+def test_at_1280_px_the_per_series_scatter_is_drawn_near_its_own_size(page):
+    """Beside the histogram it was drawn at half its width: 7-pt ticks came out about 5 px tall."""
+    shown, natural = measure(page, 1280, open_folds=True)["figures"]["seq2seq against the baselines, per series"]
+    assert shown >= 0.8 * min(natural, 1000), (shown, natural)

@@ -21,6 +21,7 @@ from .report_tables import label, markdown_table, nominal_words, occlusion_warni
 FOLDED = (
     "Against ",
     "MASE by horizon step, per step",
+    "Relative MASE, the distribution",
     "Forecast distribution",
     "Attention",
     "Model settings",
