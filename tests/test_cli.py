@@ -401,3 +401,16 @@ def test_ctrl_c_ends_a_command_with_one_line_and_status_130(tmp_path, capsys, mo
     assert raised.value.code == 130
     err = capsys.readouterr().err
     assert err.strip() == "forecaster backtest: interrupted." and not (tmp_path / "r").exists()
+
+
+def test_a_spec_whose_covariate_is_its_target_says_so(tmp_path, capsys):
+    """`future_covariates = ["sales"]` with `target_col = "sales"` ended in "`df` is missing column(s) `sales`"."""
+    pd.DataFrame({"store": ["a"] * 30, "month": pd.date_range("2020-01-01", periods=30, freq="MS"), "sales": 1.0}).to_csv(
+        tmp_path / "sales.csv", index=False
+    )
+    (tmp_path / "study.toml").write_text(
+        '[data]\npath = "sales.csv"\nid_col = "store"\ntime_col = "month"\ntarget_col = "sales"\n'
+        'future_covariates = ["sales"]\n[model]\nhorizon = 3\n'
+    )
+    err = _fails(capsys, "backtest", str(tmp_path / "study.toml"), "--out", str(tmp_path / "r"))
+    assert "[data] `future_covariates` names 'sales', the file's target_col column" in err

@@ -150,7 +150,14 @@ def load_spec(path: str | Path) -> dict:
 
 
 def _roles(data: dict) -> dict:
-    return {key: [data[key]] if isinstance(data[key], str) else list(data[key]) for key in ROLE_KEYS if key in data}
+    """The covariate roles [data] declares; a SpecError where one names the file's id, time or target column."""
+    roles = {key: [data[key]] if isinstance(data[key], str) else list(data[key]) for key in ROLE_KEYS if key in data}
+    columns = {data.get(key, default): key for key, default in COLUMN_DEFAULTS.items()}
+    for key, names in roles.items():
+        taken = next((name for name in names if name in columns), None)
+        if taken is not None:
+            raise SpecError(f"[data] `{key}` names {taken!r}, the file's {columns[taken]} column; a covariate is another column.")
+    return roles
 
 
 # strftime directives a quarter format may hold besides %q (the quarter, 1-4), as regular expressions.
