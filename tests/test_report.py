@@ -597,3 +597,22 @@ def test_the_settings_say_a_fit_started_from_the_shipped_prior(tmp_path):
 
     rows = dict(settings_table(served).to_numpy().tolist())
     assert rows["`init`"] == "`auto` (the last fit started from the shipped monthly prior, no training step)"
+
+
+def test_the_overview_ticks_fall_on_the_calendar(result, tmp_path, monkeypatch):
+    """Its date axis took four evenly spaced ticks: 1992-12-31 and 1994-08-23 on quarterly data."""
+    import matplotlib.dates as mdates
+
+    from forecaster.evaluation import report_plots
+
+    ticks, real_save = [], report_plots.save
+
+    def noting_ticks(fig, folder, name):
+        if name == "forecast_overview.png":
+            fig.canvas.draw()
+            ticks.extend(mdates.num2date(t) for t in fig.axes[0].get_xticks())
+        return real_save(fig, folder, name)
+
+    monkeypatch.setattr(report_plots, "save", noting_ticks)
+    result.to_report(tmp_path / "r")
+    assert ticks and all(t.day == 1 and t.hour == 0 for t in ticks), ticks

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from ..plots import literal, readable
+from ..plots.forecast import isolated
 from .analysis import MODEL, better_and_worse, mase_by_step, paired_with, relative_mase
 from .report_tables import COVERAGE_TOLERANCE, label
 
@@ -81,6 +83,8 @@ def plot_overview(forecasts: pd.DataFrame, data: pd.DataFrame, picks: dict, fold
         series = data[data["unique_id"] == uid].sort_values("ds")
         past = series[series["ds"] <= cutoff].tail(2 * len(fc))
         ax.plot(past["ds"], past["y"], color="0.2", lw=1.1, label="history")
+        alone = isolated(past["y"])  # between gaps a line draws nothing
+        ax.plot(past["ds"][alone], past["y"][alone], color="0.2", ls="none", marker=".", ms=3)
         ax.plot(fc["ds"], fc["y"], color="0.2", lw=1.1, ls="--", marker=".", ms=3, label="actual")
         if len(quantiles) >= 2:
             low, high = quantiles[0], quantiles[-1]
@@ -90,7 +94,9 @@ def plot_overview(forecasts: pd.DataFrame, data: pd.DataFrame, picks: dict, fold
         literal(ax.set_title(f"{name}: {uid}", loc="left", fontsize=9))
         ax.text(0.01, 0.97, f"MASE {readable(mase)} on this fold", transform=ax.transAxes, va="top", fontsize=7, color="0.3")
         ax.tick_params(labelsize=7)
-        ax.xaxis.set_major_locator(plt.MaxNLocator(4))
+        dates = mdates.AutoDateLocator(minticks=3, maxticks=5)  # on the calendar: 1996-04, not 1996-04-14
+        ax.xaxis.set_major_locator(dates)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(dates))
         ax.grid(alpha=0.3)
     literal(axes[0, 0].set_ylabel(target, fontsize=8))
     handles, labels = axes[0, 0].get_legend_handles_labels()
