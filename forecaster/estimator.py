@@ -23,7 +23,7 @@ from .model.files import load_model, save_model
 from .model.fitted import FittedAttributes, FittedModel, ForecastMemo, fitted_blend, remembered_forecast
 from .model.members import MemberTrainer
 from .model.network import Ensemble
-from .model.outputs import explanation, forecast_frame, quantile_column
+from .model.outputs import check_column_names, explanation, forecast_frame, quantile_column
 from .model.params import NINE_LEVELS, check_params, refuse_changed
 from .model.plan import panel_facts, plan_fit
 from .model.prior import check_served, zero_shot_params
@@ -195,8 +195,8 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
 
         ``df`` holds ``unique_id``, ``ds``, ``y`` and the declared covariate columns (future-known covariates with their
         historical values). NaN targets are masked. A Dask DataFrame is fitted on training windows of every series
-        drawn on the workers (``scale.dask_fit``; as a whole frame when its windows are few enough).
-        """
+        drawn on the workers (``scale.dask_fit``; as a whole frame when its windows are few enough)."""
+        check_column_names(self.id_col, self.time_col, self.target_col)
         if is_dask_frame(df):
             return engine("dask.fit")(self, df)
         frame, tz = clean_history(df, self._columns(), self._roles())

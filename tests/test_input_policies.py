@@ -295,12 +295,33 @@ def test_the_parameter_table_holds_the_estimators_defaults():
     assert set(signature) == set(CONSTRAINTS)
 
 
+@pytest.mark.parametrize("names", [{"id_col": "step_id"}, {"time_col": "step_start"}, {"id_col": "weighted"}])
+def test_column_names_that_no_output_holds_are_fine(data, names, tmp_path):
+    renamed = data.rename(columns={"unique_id": names.get("id_col", "unique_id"), "ds": names.get("time_col", "ds")})
+    model = fast_model(**names).fit(renamed)
+    assert len(model.explain(by="step")) == len(model.predict()) == 5 * 6
+    model.save(tmp_path / "model")
+    Seq2SeqForecaster.load(tmp_path / "model").predict()
+
+
+def test_every_column_explain_and_predict_add_is_a_name_refused_for_ids(data):
+    from forecaster.model.outputs import output_columns
+
+    model = fast_model(quantiles=[0.1, 0.5, 0.9]).fit(data)
+    added = {*model.explain(include_padding=True).columns, *model.explain(by="step").columns, *model.predict().columns}
+    added -= {"unique_id", "ds"} | {c for c in added if c.startswith("y_hat_q")}  # quantile columns: refused by pattern
+    assert added <= output_columns("ds"), added - output_columns("ds")
+
+
 @pytest.mark.parametrize(
     ("names", "message"),
     [
         ({"id_col": "step"}, "`id_col`='step' is the name of a column the forecasts or explanations add"),
         ({"time_col": "lag"}, "`time_col`='lag' is the name of a column"),
         ({"id_col": "y_hat"}, "`id_col`='y_hat' is the name"),
+        ({"id_col": "y_hat_q90"}, "`id_col`='y_hat_q90' is the name"),
+        ({"id_col": "partners_weighted"}, "`id_col`='partners_weighted' is the name"),
+        ({"time_col": "weight"}, "e.g. df.rename(columns={'weight': 'time'})"),
         ({"time_col": "y"}, "must name three different columns"),
     ],
 )

@@ -36,28 +36,6 @@ def _as_names(value: str | Iterable[str] | None, argument: str) -> tuple[str, ..
     return names
 
 
-# Columns that forecasts, explanations and backtests add beside the id and time columns (and ``y_hat_q..``,
-# ``step_..``, ``<time>_history``): an id or time column of one of these names would be overwritten in their frames.
-OUTPUT_COLUMNS = ("y_hat", "step", "lag", "weight", "contribution", "padded", "cutoff")
-
-
-def check_column_names(id_col: str, time_col: str, target_col: str) -> None:
-    """Refuse id, time and target columns that are not three different names, or an id or time column named as an
-    output column (:data:`OUTPUT_COLUMNS`); ValueError naming the parameter."""
-    names = {"id_col": id_col, "time_col": time_col, "target_col": target_col}
-    if not all(isinstance(name, str) for name in names.values()):
-        return  # the parameter checks refuse names that are not text
-    if len(set(names.values())) < len(names):
-        raise ValueError(f"`id_col`, `time_col` and `target_col` must name three different columns; got {names}.")
-    for parameter in ("id_col", "time_col"):
-        name = names[parameter]
-        if name in OUTPUT_COLUMNS or name.startswith(("y_hat_", "step_")) or name == f"{time_col}_history":
-            raise ValueError(
-                f"`{parameter}`={name!r} is the name of a column the forecasts or explanations add, which would "
-                f"overwrite it; rename the column, e.g. df.rename(columns={{{name!r}: 'series'}}), and pass the new name."
-            )
-
-
 @dataclass(frozen=True)
 class CovariateRoles:
     """Which column plays which role.
@@ -76,7 +54,6 @@ class CovariateRoles:
     def from_params(cls, params: dict) -> CovariateRoles:
         """The roles an estimator's parameters declare (``future_covariates``, ...), checked as ``from_arguments`` does."""
         reserved = (params["id_col"], params["time_col"], params["target_col"])
-        check_column_names(*reserved)
         future, past, static = (params[f"{role}_covariates"] for role in ("future", "past", "static"))
         return cls.from_arguments(future, past, static, reserved)
 

@@ -21,7 +21,7 @@ from ..data.validation import clean_history, columns_and_roles, merge_covariates
 from ..engines import active_client, engine, is_dask_frame
 from ..estimator import Seq2SeqForecaster
 from ..model.faithfulness import RANKINGS, occlusions
-from ..model.outputs import attention_frame
+from ..model.outputs import attention_frame, check_column_names
 from ..model.params import check_arguments, check_params
 from .baselines import BASELINES, fold_baselines, warn_baseline_notes
 from .executors import executor_for
@@ -80,6 +80,7 @@ def backtest(
     if window not in ("expanding", "sliding"):
         raise ValueError(f"`window` must be 'expanding' or 'sliding'; got {window!r}.")
     refit_every = check_backtest_arguments(n_windows, step_size, refit, baselines, season_length, n_jobs)
+    check_column_names(model.id_col, model.time_col, model.target_col)
     if is_dask_frame(df):
         arguments = dict(n_windows=n_windows, step_size=step_size, refit_every=refit_every, refit=refit, window=window)
         options = dict(baselines=tuple(baselines), season_length=season_length, progress=progress)

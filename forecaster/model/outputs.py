@@ -3,6 +3,7 @@ explanation ``explain`` returns (by history point or by step)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,7 +11,7 @@ import pandas as pd
 
 from ..data.panel import Panel
 from ..data.validation import restore_zone
-from .account import step_account
+from .account import STEP_PARTS, step_account
 from .files.migration import RETIRED_COLUMNS
 from .inference import Forecast
 
@@ -58,6 +59,32 @@ def forecast_frame(
     for q in () if requested is None else requested:
         out[quantile_column(float(q))] = values[:, :, levels.index(float(q))].ravel()
     return out
+
+
+def output_columns(time_col: str) -> set[str]:
+    """The columns ``predict``, ``explain`` (by point and by step) and ``backtest`` add beside the id and time columns
+    (quantile columns ``y_hat_q..`` aside): an id or time column of one of these names would be overwritten."""
+    added = {"y_hat", "step", "lag", "weight", "contribution", "padded", "cutoff", f"{time_col}_history"}
+    added |= {"step_baseline", "step_covariates", "step_partners", "step_floor", *RETIRED_COLUMNS}
+    return added | {part for parts in STEP_PARTS.values() for part in parts}
+
+
+def check_column_names(id_col: str, time_col: str, target_col: str) -> None:
+    """Refuse id, time and target columns that are not three different names, or an id or time column named as an
+    output column (:func:`output_columns`); ValueError naming the parameter. Checked where a fit or a backtest starts
+    (a model file written with such names still loads and forecasts as before)."""
+    names = {"id_col": id_col, "time_col": time_col, "target_col": target_col}
+    if not all(isinstance(name, str) for name in names.values()):
+        return  # the parameter checks refuse names that are not text
+    if len(set(names.values())) < len(names):
+        raise ValueError(f"`id_col`, `time_col` and `target_col` must name three different columns; got {names}.")
+    for parameter, other in (("id_col", "series"), ("time_col", "time")):
+        name = names[parameter]
+        if name in output_columns(time_col) or re.fullmatch(r"y_hat_q[0-9.]+", name):
+            raise ValueError(
+                f"`{parameter}`={name!r} is the name of a column the forecasts or explanations add, which would "
+                f"overwrite it; rename the column, e.g. df.rename(columns={{{name!r}: {other!r}}}), and pass the new name."
+            )
 
 
 def attention_frame(
