@@ -517,6 +517,16 @@ def test_local_dates_written_as_text_across_a_daylight_saving_change_keep_their_
     expected = fast_model(horizon=4).fit(text.assign(ds=sundays.tz_localize(None))).predict()
     pd.testing.assert_frame_equal(read, expected)
     assert (read["ds"].dt.dayofweek == 6).all() and (read["ds"].dt.hour == 0).all()
+    # A future frame written the same way, its horizon on one side of the change (one offset), reads the same dates.
+    with_promo = text.assign(promo=(np.arange(80) % 5 == 0).astype(float))
+    model = fast_model(horizon=4, future_covariates=["promo"])
+    with pytest.warns(UserWarning, match="without its offset"):
+        model.fit(with_promo)
+    later = pd.date_range(sundays[-1], periods=5, freq="W-SUN")[1:]
+    future = pd.DataFrame({"unique_id": "a", "ds": later.astype(str), "promo": 0.0})
+    assert future["ds"].str[-6:].nunique() == 1
+    naive = future.assign(ds=later.tz_localize(None))
+    pd.testing.assert_frame_equal(model.predict(future_df=future), model.predict(future_df=naive))
 
 
 def test_dates_outside_pandas_span_are_refused_by_name():

@@ -342,6 +342,9 @@ def _future_times(values: pd.Series, column: str, tz_token: str | None) -> pd.Se
     they mean (naive times read as UTC shifted a day-ahead schedule by the zone's offset).
     """
     times, own = _to_naive_times(values, column)  # parsed, and the future's own zone (None: naive)
+    text = pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)
+    if tz_token is None and text and own is not None and own.startswith("wall:"):
+        return times  # dates written with UTC offsets, as a history read as local dates was (dates.in_utc_if_offsets_differ)
     if (tz_token is None) != (own is None):
         zoned, naive = ("df", "future_df") if tz_token else ("future_df", "df")
         raise ValueError(f"`{zoned}` has time-zone-aware `{column}` and `{naive}` naive ones; give both in the same zone.")
