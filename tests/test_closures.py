@@ -142,3 +142,19 @@ def test_a_closure_kept_from_closing_by_a_few_stray_counts_is_named_in_a_warning
         warnings.simplefilter("error")  # the clean history learns the closure and says nothing
         model.fit(df)
     assert model.closed_when_ == {"open": [0.0]}
+
+
+def test_a_measurement_is_never_learnt_as_a_closure():
+    """A call centre closed at night, with a temperature known ahead: cold readings fell only in closed hours, so each
+    was learnt as a closure, and open hours on a cold day were forecast at exactly zero (with a warning per value)."""
+    from forecaster.model.closures import learn_closures, near_misses
+
+    rng = np.random.default_rng(0)
+    hours = pd.date_range("2024-01-01", periods=24 * 56, freq="h")
+    open_ = ((hours.hour >= 7) & (hours.dayofweek < 6)).astype(float)
+    night = hours.hour < 7  # the cold hours: readings of -0.5 to 0.5 degrees only then, every night closed
+    temperature = np.where(night, rng.integers(-5, 6, len(hours)) / 10, np.round(rng.uniform(3, 20, len(hours)), 1))
+    calls = np.where(open_ == 1, rng.poisson(20, len(hours)), 0).astype(float)
+    frame = pd.DataFrame({"unique_id": "q", "ds": hours, "y": calls, "open": open_, "temperature": temperature})
+    assert learn_closures(frame, "y", ["open", "temperature"]) == {"open": [0.0]}
+    assert not [note for note in near_misses(frame, "y", ["open", "temperature"], "unique_id", "ds") if "temperature" in note]

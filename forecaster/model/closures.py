@@ -7,7 +7,8 @@ therefore resolves, once, which covariate values mark closed periods (``closed_w
 whose future-known covariates take one of them is forecast as zero at every level, after the blend, the interval
 factors and the floor at zero.
 
-The rule a fit learns (``closed_when="history"``): a value of a future-known covariate closes a period when every
+The rule a fit learns (``closed_when="history"``): a value of a future-known flag or code (a covariate of at most
+``MAX_CODES`` distinct values; a measurement such as a temperature is neither) closes a period when every
 observed target on that value, over every series of the fit's history, is exactly zero, on at least
 ``MIN_CLOSED_ROWS`` rows, and on so many that zeros elsewhere in the history would put that many together by
 chance with odds under ``CHANCE_ODDS``. A panel with few zeros learns a closure from a handful of closed days; a
@@ -30,6 +31,9 @@ MIN_CLOSED_ROWS = 3
 CHANCE_ODDS = 1e-3
 # Values a declared or learnt closure keeps per covariate (a flag has one; a covariate with more is not a flag).
 MAX_CLOSED_VALUES = 16
+# Distinct values above which a covariate is a measurement (a temperature), not a flag or a code: none of its values is
+# learnt as a closure. Cold readings that occur only at night, when a call centre is closed, closed cold open hours.
+MAX_CODES = 32
 # "history": learn the closures from the fit's history; None: none.
 LEARN = "history"
 
@@ -52,6 +56,8 @@ def _tallies(frame: pd.DataFrame, target: str, future: Sequence[str]):
             if not rows.any():
                 continue
             values, at = np.unique(x[rows], return_inverse=True)
+            if len(values) > MAX_CODES:
+                continue
             count = np.bincount(at, minlength=len(values))
             zeros = np.bincount(at, weights=zero[rows], minlength=len(values))
             chance = (zero[rows].sum() - zeros + 1) / (rows.sum() - count + 2)
