@@ -616,3 +616,27 @@ def test_the_overview_ticks_fall_on_the_calendar(result, tmp_path, monkeypatch):
     monkeypatch.setattr(report_plots, "save", noting_ticks)
     result.to_report(tmp_path / "r")
     assert ticks and all(t.day == 1 and t.hour == 0 for t in ticks), ticks
+
+
+def test_a_verdict_carried_by_closed_periods_says_so_and_compares_the_open_ones(tmp_path):
+    """On a call centre closed at night the report read 26.7% better than MSTL; on the open hours it was 8% worse, and
+    the report never mentioned the closed periods the baselines cannot see."""
+    rng = np.random.default_rng(0)
+    days = pd.date_range("2023-01-01", periods=120, freq="D")
+    open_ = (days.dayofweek != 6).astype(float)
+    df = pd.concat(
+        pd.DataFrame({"unique_id": f"s{i}", "ds": days, "y": open_ * rng.poisson(20 + 5 * i, 120), "open": open_})
+        for i in range(4)
+    )
+    model = fast_model(horizon=7, input_size=14, future_covariates=["open"])
+    result = forecaster.backtest(model, df, n_windows=2, step_size=7, baselines=("seasonal_naive",))
+    assert result.last_model.closed_when_ == {"open": [0.0]}
+    result.to_report(tmp_path / "r")
+    text = (tmp_path / "r" / "report.md").read_text()
+    first_lines, settings = text.split("## ")[0], text.split("## Settings and method")[-1]
+    scored = result.forecasts.dropna(subset=["y"])
+    closed, open_rows = scored[scored["ds"].dt.dayofweek == 6], scored[scored["ds"].dt.dayofweek != 6]
+    ratio = (open_rows["y"] - open_rows["seq2seq"]).abs().mean() / (open_rows["y"] - open_rows["seasonal_naive"]).abs().mean()
+    expected = f"{len(closed):,} of {len(scored):,} scored forecast points fall on periods seq2seq reads as closed (open in [0.0]"
+    assert expected in first_lines and expected in settings
+    assert f"{abs(1 - ratio) * 100:.1f}% {'lower' if ratio < 1 else 'higher'} than seasonal naive's" in first_lines

@@ -6,10 +6,13 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 
+import numpy as np
+
 from .._version import __version__
 from ..partners.blend import PARTNERS
+from .analysis import MODEL, reference_model
 from .baselines import baseline_notes
-from .report_tables import code_span, duration, markdown_table, settings_table
+from .report_tables import code_span, duration, label, markdown_table, settings_table
 
 # The last paragraph of the report: how a backtest scores.
 METHOD = (
@@ -60,6 +63,7 @@ def settings_lines(result) -> list[str]:
         f"- baselines: {', '.join(s['baselines']) or 'none'} (statsforecast), fitted on each fold's data"
         + "".join(f"; {note}" for note in baseline_notes(s["baselines"], s["season_length"])),
         *floor_line(result),
+        *(f"- closed periods: {note}" for note in [closure_note(result)] if note),
         f"- run time: {duration(s['seconds'])}",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
     ]
@@ -78,6 +82,33 @@ def floor_line(result) -> list[str]:
         "baselines' are statsforecast's as they come, below zero included. On a series never negative the floor can "
         "only lower an error, so it favours seq2seq there; `nonnegative=False` compares like for like"
     ]
+
+
+def closure_note(result) -> str | None:
+    """How many forecast points fall on periods the model reads as closed (``closed_when_``), where it forecasts zero
+    and the baselines, which cannot see covariates, do not; and the comparison on the other points, which a verdict
+    carried by closed periods hides. None where nothing is closed or nothing is compared."""
+    closures = getattr(result.last_model, "closed_when_", None) or {}
+    columns = [name for name in closures if result.data is not None and name in result.data.columns]
+    reference = reference_model(list(result.summary().index))
+    if not columns or reference is None or reference not in result.forecasts.columns:
+        return None
+    keys = ["unique_id", "ds"]
+    merged = result.forecasts.merge(result.data[[*keys, *columns]].drop_duplicates(keys), on=keys, how="left")
+    closed = np.zeros(len(merged), dtype=bool)
+    for name in columns:
+        closed |= merged[name].isin(closures[name]).to_numpy()
+    scored = merged["y"].notna().to_numpy()
+    if not (closed & scored).any():
+        return None
+    rest = scored & ~closed
+    own, other = (float(np.abs(merged["y"] - merged[m]).to_numpy()[rest].mean()) for m in (MODEL, reference))
+    words = f"{abs(1 - own / other) * 100:.1f}% {'lower' if own < other else 'higher'}" if other > 0 else "not comparable"
+    return (
+        f"{int((closed & scored).sum()):,} of {int(scored.sum()):,} scored forecast points fall on periods seq2seq reads "
+        f"as closed ({', '.join(f'{n} in {closures[n]}' for n in columns)}: `closed_when`), forecast at zero there (the "
+        f"baselines cannot read covariates); on the other points its mean absolute error was {words} than {label(reference)}'s"
+    )
 
 
 def blend_line(weights: dict[str, float], chosen: list[str] = ()) -> str:

@@ -15,6 +15,7 @@ import pandas as pd
 from ..plots import readable
 from .analysis import MODEL, reference_model, series_mase, wql_ratio
 from .baselines import baseline_notes
+from .report_settings import closure_note
 from .report_tables import label, markdown_table, nominal_words, occlusion_warning
 
 # Headings whose sections report.html shows folded (a click opens them); report.md shows them as they are.
@@ -167,6 +168,7 @@ def second_line(summary: pd.DataFrame, result, verdict_words: str) -> str:
             f"({nominal_words(result.settings)})"
         )
     notes = baseline_notes(result.settings.get("baselines", ()), result.settings.get("season_length", 1))
+    notes += [note[0].upper() + note[1:] for note in [closure_note(result)] if note]
     return ("; ".join(parts) + ". " if parts else "") + verdict_words + "".join(f" {note}." for note in notes)
 
 
