@@ -148,6 +148,7 @@ def _explain(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from .estimator import Seq2SeqForecaster
+    from .model.fitted import history_in_zone
     from .plots import attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast, series_file_name
 
     out = _writable_out(Path(args.out))
@@ -170,7 +171,7 @@ def _explain(args: argparse.Namespace) -> int:
     explanation = model.explain(df=df, future_df=future, include_padding=True)
     forecasts = model.predict(df=df, future_df=future)
     ids = _pick_ids(args.ids, list(pd.unique(forecasts[model.id_col])), args.max_series)
-    history = df if df is not None else model.history_
+    history = df if df is not None else history_in_zone(model)
     out.mkdir(parents=True, exist_ok=True)
     for uid in ids:
         fig = plot_attention(

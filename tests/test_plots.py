@@ -502,3 +502,26 @@ def test_an_observation_between_gaps_is_drawn_as_a_point():
     ]
     assert (pd.Timestamp("2003-03-01"), 3.0) in drawn and (pd.Timestamp("2003-07-01"), 7.0) in drawn
     assert (pd.Timestamp("2003-01-01"), 1.0) in drawn  # the first point: no neighbour before, none after
+
+
+def test_plot_attention_from_the_stored_history_of_a_model_fitted_in_a_time_zone(tmp_path):
+    """The stored history is naive (UTC for hourly data): plot_attention without df, and `forecaster explain` without
+    --data, failed with "`future_df` has time-zone-aware `ds` and `df` naive ones"."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from conftest import fast_model
+
+    from forecaster.cli import main
+    from forecaster.model.fitted import history_in_zone
+    from forecaster.plots import plot_attention
+
+    hours = pd.date_range("2024-03-25", periods=24 * 10, freq="h", tz="Europe/Berlin")
+    df = pd.DataFrame({"unique_id": "a", "ds": hours, "y": 10 + np.sin(np.arange(240) * 2 * np.pi / 24), "open": 1.0})
+    model = fast_model(horizon=6, input_size=24, future_covariates=["open"]).fit(df)
+    future = pd.DataFrame({"unique_id": "a", "ds": pd.date_range(hours[-1], periods=7, freq="h")[1:], "open": 1.0})
+    assert str(history_in_zone(model)["ds"].dt.tz) == "Europe/Berlin"
+    assert plot_attention(model, unique_id="a", future_df=future) is not None
+    model.save(tmp_path / "model")
+    future.to_csv(tmp_path / "future.csv", index=False)
+    assert main(["explain", str(tmp_path / "model"), "--future", str(tmp_path / "future.csv"), "--out", str(tmp_path / "p")]) == 0

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.frequency import normalise_freq
 from ..data.panel import Panel, padding_expected, with_future
-from ..data.validation import Columns, clean_future, clean_history
+from ..data.validation import Columns, clean_future, clean_history, restore_zone
 from .files.migration import unrecorded_blend
 from .inference import Forecast, accountable, forecast_windows, model_panel, panel_digest, state_units
 from .network import Ensemble
@@ -151,6 +151,16 @@ class ForecastMemo:
 
     def clear(self) -> None:
         self._key, self._forecast = None, None
+
+
+def history_in_zone(model) -> pd.DataFrame:
+    """The history tail a fitted model keeps (``history_``) with its timestamps in the zone the model was fitted in:
+    ``history_`` holds them naive (UTC for sub-daily data), as the network reads them, and a frame in the user's zone
+    is what ``predict(df=...)``, plots and checks are given."""
+    history, tz = model.history_, model.state_.tz
+    if not tz:
+        return history
+    return history.assign(**{model.time_col: restore_zone(pd.DatetimeIndex(history[model.time_col]), tz)})
 
 
 def _from_state(name: str, doc: str) -> property:

@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from ..model.fitted import history_in_zone
 from .attention_analysis import attention_grid, attention_profile, forecast_sources
 from .forecast import draw_forecast, legend_outside, point_and_band
 from .text import NOTE_WIDTH, ROUTING, account_caption, literal, readable
@@ -68,11 +69,11 @@ def plot_attention(
         fitted = model_or_explanation
         id_col, time_col, target_col = fitted.id_col, fitted.time_col, fitted.target_col
         if unique_id is not None:  # explain and forecast this series only (without df: its training tail)
-            df = fitted.history_ if df is None else df
+            df = history_in_zone(fitted) if df is None else df
             df, future_df = (f if f is None else f[f[id_col] == unique_id] for f in (df, future_df))
         explanation = fitted.explain(df=df, future_df=future_df, include_padding=True)
         forecast = fitted.predict(df=df, future_df=future_df)
-        history_df = fitted.history_ if df is None else df
+        history_df = history_in_zone(fitted) if df is None else df
     if actuals is not None:
         history_df = pd.concat([history_df, actuals]).drop_duplicates([id_col, time_col], keep="last")
     unique_id = explanation[id_col].iloc[0] if unique_id is None else unique_id
