@@ -409,4 +409,5 @@ def test_factors_at_their_cap_warn_that_the_intervals_are_likely_still_too_narro
     with pytest.warns(UserWarning, match=r"stretched the network's quantiles to its cap \(20 times") as caught:
         model = Seq2SeqForecaster(horizon=4, max_steps=40, progress=False).fit(df)
     assert (model.state_.calibration.factors == MAX_FACTOR).any()
-    assert "A network trained longer" in str(next(w.message for w in caught if "cap" in str(w.message)))
+    capped = next(w for w in caught if "cap" in str(w.message))
+    assert "A network trained longer" in str(capped.message) and capped.filename == __file__  # the user's line

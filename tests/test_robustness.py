@@ -512,8 +512,9 @@ def test_local_dates_written_as_text_across_a_daylight_saving_change_keep_their_
     y = 100 + 10 * np.sin(np.arange(80) * 2 * np.pi / 52)
     text = pd.DataFrame({"unique_id": "a", "ds": sundays.astype(str), "y": y})
     assert text["ds"].str[-6:].nunique() == 2
-    with pytest.warns(UserWarning, match="read as the local date and time it names, without its offset"):
+    with pytest.warns(UserWarning, match="read as the local date and time it names, without its offset") as caught:
         read = fast_model(horizon=4).fit(text).predict()
+    assert {w.filename for w in caught if "UTC offsets" in str(w.message)} == {__file__}  # the user's line
     expected = fast_model(horizon=4).fit(text.assign(ds=sundays.tz_localize(None))).predict()
     pd.testing.assert_frame_equal(read, expected)
     assert (read["ds"].dt.dayofweek == 6).all() and (read["ds"].dt.hour == 0).all()

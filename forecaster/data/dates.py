@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ..callers import user_stacklevel
+
 
 class UnreadableDatesError(ValueError):
     """No common format reads the dates; ``example`` is the first value."""
@@ -101,7 +103,7 @@ def in_utc_if_offsets_differ(values: pd.Series, name: str, date_format: str | No
             "daylight-saving change (or in several zones) are: each is read as the local date and time it names, "
             "without its offset.",
             UserWarning,
-            stacklevel=5,
+            stacklevel=user_stacklevel(),
         )
         return local
     warnings.warn(
@@ -110,7 +112,7 @@ def in_utc_if_offsets_differ(values: pd.Series, name: str, date_format: str | No
         "in the local zone, parse the column first: pd.to_datetime(values, utc=True).dt.tz_convert('Europe/Berlin') "
         "(with your zone).",
         UserWarning,
-        stacklevel=5,
+        stacklevel=user_stacklevel(),
     )
     return instants
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..callers import user_stacklevel
 from ..data.decomposition import SEASONAL_CHANNELS, TREND_CHANNELS
 from ..data.features import FeatureSpec, static_width
 from ..data.panel import Panel
@@ -175,7 +176,7 @@ def calibrated(
     )
     note = capped_note(calibration.factors)
     if note is not None:
-        warnings.warn(note, UserWarning, stacklevel=2)
+        warnings.warn(note, UserWarning, stacklevel=user_stacklevel())
     return replace(state, calibration=calibration)
 
 
