@@ -207,6 +207,13 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _explain_once(args: argparse.Namespace) -> int:
+    """``_explain`` with each distinct warning said once: it forecasts the history again for every plot and check."""
+    from .evaluation.warn_once import each_warning_once
+
+    return each_warning_once(_explain)(args)
+
+
 def _history_words(data: str | None, model: Seq2SeqForecaster) -> str:
     """Which history the forecasts and the occlusion check read: the figures differ with it (the partners are fitted
     on all of it, and occluding a point moves only what reads that point)."""
@@ -260,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         explain.add_argument(
             f"--{what}-col", help=f"the {what} column of --data/--future (default: the model's); renamed to the model's"
         )
-    explain.set_defaults(func=_explain)
+    explain.set_defaults(func=_explain_once)
     args = parser.parse_args(argv)
     command = commands.choices[args.command]
     try:

@@ -414,3 +414,17 @@ def test_a_spec_whose_covariate_is_its_target_says_so(tmp_path, capsys):
     )
     err = _fails(capsys, "backtest", str(tmp_path / "study.toml"), "--out", str(tmp_path / "r"))
     assert "[data] `future_covariates` names 'sales', the file's target_col column" in err
+
+
+def test_explain_says_each_warning_once(tmp_path, panel, saved_model):
+    """Every plot and check forecast the history again, and `explain --data` printed one warning 8 times."""
+    import warnings
+
+    df, _ = panel
+    ended = df.assign(y=df["y"].where(~((df["unique_id"] == df["unique_id"].iloc[0]) & (df["ds"] == df["ds"].max()))))
+    ended.to_csv(tmp_path / "history.csv", index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        main(["explain", str(saved_model), "--data", str(tmp_path / "history.csv"), "--out", str(tmp_path / "p")])
+    messages = [str(w.message) for w in caught if "rows after the last observed" in str(w.message)]
+    assert len(messages) == 1

@@ -525,3 +525,18 @@ def test_plot_attention_from_the_stored_history_of_a_model_fitted_in_a_time_zone
     model.save(tmp_path / "model")
     future.to_csv(tmp_path / "future.csv", index=False)
     assert main(["explain", str(tmp_path / "model"), "--future", str(tmp_path / "future.csv"), "--out", str(tmp_path / "p")]) == 0
+
+
+def test_attention_diagnostics_reads_a_models_own_id_column_as_the_docs_call_it():
+    """Called as docs/attention.md shows it, on a model with id_col='queue', it failed with KeyError: 'unique_id'."""
+    from conftest import fast_model
+
+    from forecaster.datasets import make_panel
+    from forecaster.plots import attention_diagnostics
+
+    df, _ = make_panel(n_series=3, length=36, short_share=0.0, missing_share=0.0, static=False)
+    df = df[["unique_id", "ds", "y"]].rename(columns={"unique_id": "queue"})
+    model = fast_model(id_col="queue").fit(df)
+    explanation = model.explain(include_padding=True)
+    found = attention_diagnostics(explanation, 12, model=model, df=df)
+    assert np.isfinite(found.occlusion_ratio) and 0 <= found.padded_mass <= 1

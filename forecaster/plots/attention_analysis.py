@@ -98,7 +98,7 @@ class AttentionDiagnostics:
 def attention_diagnostics(
     explanation: pd.DataFrame,
     season_length: int,
-    id_col: str = "unique_id",
+    id_col: str | None = None,
     model=None,
     df: pd.DataFrame | None = None,
     future_df: pd.DataFrame | None = None,
@@ -108,8 +108,10 @@ def attention_diagnostics(
 
     Given the fitted ``model`` and the history ``df`` the frame explains (and ``future_df``), also
     the occlusion ratio of ``n_points`` most against least attended points, and of the points with the largest
-    against the smallest shares where the frame has them (``contribution``).
+    against the smallest shares where the frame has them (``contribution``). ``id_col`` None: the model's, or the
+    frame's first column (``explain`` puts the id first), as :func:`plot_attention_profile` reads it.
     """
+    id_col = id_col or getattr(model, "id_col", None) or explanation.columns[0]
     keys = [id_col, "step"]
     if "padded" in explanation:
         padded = explanation["padded"].to_numpy()
