@@ -171,9 +171,16 @@ def test_future_df_missing_extra_duplicated_and_leaky(clean):
     pd.testing.assert_frame_equal(model.predict(future_df=future_frame(clean, 10)), model.predict(future_df=future))
     with pytest.raises(LeakageError):
         model.predict(future_df=future.assign(traffic=0.0))
-    # Rows of series not in the history are not read, as rows after the horizon are not: a whole calendar can be passed.
+    # Rows of series not in the history are not read, as rows after the horizon are not: a whole calendar can be passed,
+    # and a gap or a repeat in rows nobody reads is no error.
     ghost = pd.concat([future, future.head(6).assign(unique_id="GHOST")])
     pd.testing.assert_frame_equal(model.predict(future_df=ghost), model.predict(future_df=future))
+    unread = pd.concat([future_frame(clean, 10), future.head(2).assign(unique_id="GHOST", promo=np.nan)])
+    unread = pd.concat([unread, unread.tail(1)])  # a repeated row of the other series
+    unread.loc[unread["ds"] == unread["ds"].max(), "promo"] = np.nan  # after every horizon
+    pd.testing.assert_frame_equal(model.predict(future_df=unread), model.predict(future_df=future))
+    with pytest.raises(ValueError, match=r"`future_df` column `promo` is missing at series 'S000'"):
+        model.predict(future_df=future.assign(promo=future["promo"].where(future.index != 0)))
     with pytest.raises(ValueError, match=r"lacks .*'S000'"):  # a history series without its rows is still named
         model.predict(future_df=future.assign(unique_id=future["unique_id"].str.lower()))
 

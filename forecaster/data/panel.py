@@ -23,7 +23,7 @@ from .features import FeatureSpec, encode_statics, scale_columns
 from .frequency import calendar_features
 from .placement import MAX_CALENDAR_PERIODS, MAX_PERIODS_PER_ROW, check_calendar_span, check_on_grid, layout, positions
 from .roles import CovariateRoles, LeakageError
-from .validation import Columns, check_id_types, when
+from .validation import Columns, check_future_rows, check_id_types, when
 
 # Where rows lie on the calendar is checked in ``placement``; its checks stay importable from here.
 __all__ = [
@@ -207,6 +207,7 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
             "at or before the end of its history; it must hold only the horizon after the history."
         )
     keep = step <= horizon
+    check_future_rows(future.loc[keep], columns, roles)
     covered = np.zeros((len(uniques), horizon), dtype=bool)
     covered[codes[keep], step[keep] - 1] = True
     if not covered.all():

@@ -384,10 +384,16 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
         )
     frame = plain_columns(future_df.loc[:, needed], [columns.id])
     frame[columns.time] = _future_times(frame[columns.time], columns.time, tz_token)
-    for name in roles.future:
+    for name in roles.future:  # missing values and duplicates are refused where the horizon's rows are placed
         frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
-        missing = frame[name].isna().to_numpy()
-        if missing.any():
-            raise ValueError(f"`future_df` column `{name}` is missing at {_first_row(frame, missing, columns)}.")
-    _check_duplicates(frame, columns, "future_df")
     return in_series_order(frame, columns.id, columns.time)
+
+
+def check_future_rows(rows: pd.DataFrame, columns: Columns, roles: CovariateRoles) -> None:
+    """Refuse the rows of ``future_df`` a forecast reads (its series' horizons) where a covariate is missing or a
+    (series, time) pair repeats; rows it does not read (later dates, other series) are not checked."""
+    for name in roles.future:
+        missing = rows[name].isna().to_numpy()
+        if missing.any():
+            raise ValueError(f"`future_df` column `{name}` is missing at {_first_row(rows, missing, columns)}.")
+    _check_duplicates(rows, columns, "future_df")
