@@ -470,6 +470,7 @@ def _zone_objects():
         dateutil_tz.tzutc(),
         pytz.FixedOffset(330),
         datetime.timezone(datetime.timedelta(hours=2), "CEST"),
+        datetime.timezone(datetime.timedelta(hours=1), "CET"),  # 'CET' reads back as a zone with daylight saving
     ]
 
 

@@ -128,27 +128,29 @@ def numbers_as_text(values: pd.Series) -> pd.Series:
     return values.astype(str)
 
 
-def _reads_back(name: str) -> bool:
+def _same_rules(name: str, tz) -> bool:
+    """Whether pandas reads ``name`` back as a zone with ``tz``'s offsets in January and July of a few years."""
     try:
-        pd.Timestamp("2001-01-01", tz=name)
+        stamps = [pd.Timestamp(f"{year}-{month}-01 12:00") for year in (2001, 2015, 2030) for month in ("01", "07")]
+        return all(stamp.tz_localize(name).utcoffset() == tz.utcoffset(stamp.to_pydatetime()) for stamp in stamps)
     except Exception:  # noqa: BLE001 - pandas raises several kinds for a name it does not know
         return False
-    return True
 
 
 def zone_name(tz, column: str) -> str:
     """A name of time zone ``tz`` that pandas reads back to the same rules: fitted models keep it as text.
 
-    ``str(tz)`` reads back for zoneinfo, pytz and ``'dateutil/...'`` zones; a dateutil zone file gets its
-    ``'dateutil/Area/City'`` name and a fixed offset (``pytz.FixedOffset``, ``datetime.timezone``, dateutil's
-    ``tzutc``) its ``'+HH:MM'``. ValueError, naming ``column``, for a zone with none of these.
+    A name counts only where it reads back with the zone's own offsets (``'CET'`` names a zone with daylight saving,
+    so a fixed +01:00 called CET is not kept as ``'CET'``): ``str(tz)`` for zoneinfo, pytz and ``'dateutil/...'``
+    zones, ``'dateutil/<its file>'`` for a dateutil zone file, ``'+HH:MM'`` for a fixed offset (``pytz.FixedOffset``,
+    ``datetime.timezone``, dateutil's ``tzutc``). ValueError, naming ``column``, for a zone with none of these.
     """
     text = str(tz)
-    if _reads_back(text):
-        return text
     filename = str(getattr(tz, "_filename", "") or "")
-    if "zoneinfo/" in filename and _reads_back("dateutil/" + filename.split("zoneinfo/", 1)[1]):
-        return "dateutil/" + filename.split("zoneinfo/", 1)[1]
+    candidates = [text, "dateutil/" + filename.split("zoneinfo/", 1)[-1]] if filename else [text]
+    for name in candidates:
+        if _same_rules(name, tz):  # 'CET' for a fixed +01:00 named CET would read back with daylight saving
+            return name
     winter, summer = (pd.Timestamp(f"2001-{month}-01").to_pydatetime() for month in ("01", "07"))
     offset = tz.utcoffset(winter)
     if offset is not None and offset == tz.utcoffset(summer):
