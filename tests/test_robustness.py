@@ -478,10 +478,10 @@ def _zone_objects():
 def test_zones_whose_name_pandas_cannot_read_back_forecast_in_their_own_offsets(zone):
     """Zones kept as str(tz) ('tzutc()', 'pytz.FixedOffset(330)', 'CEST'): fit succeeded, then predict and backtest
     failed with UnknownTimeZoneError (and fit itself where a series ended early)."""
-    ds = pd.date_range("2015-01-01", periods=36, freq="MS").tz_localize(zone)
-    df = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": ds, "y": 50.0 + 10 * i + np.arange(36)}) for i in range(3)])
+    ds = pd.date_range("2015-01-01", periods=42, freq="MS").tz_localize(zone)  # forecasts in summer: July 2018 on
+    df = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": ds, "y": 50.0 + 10 * i + np.arange(42)}) for i in range(3)])
     forecast = fast_model(horizon=3).fit(df).predict()
-    later = pd.date_range("2018-01-01", periods=3, freq="MS").tz_localize(zone)
+    later = pd.date_range("2018-07-01", periods=3, freq="MS").tz_localize(zone)
     assert all(stamp.utcoffset() == expected.utcoffset() for stamp, expected in zip(forecast["ds"][:3], later, strict=True))
     assert (forecast["ds"].dt.tz_localize(None).iloc[:3] == later.tz_localize(None)).all()
     ended = df.assign(y=df["y"].where(np.arange(len(df)) != len(df) - 1))
