@@ -558,3 +558,14 @@ def test_timestamps_in_several_zones_are_read_as_each_series_local_dates():
     with pytest.warns(UserWarning, match="UTC offsets .* read as the local date"):
         forecast = fast_model(horizon=3).fit(df).predict()
     assert (forecast["ds"] == pd.Timestamp("2021-03-02")).sum() == 3
+
+
+def test_an_arrow_time_column_in_a_zone_keeps_its_local_calendar(tmp_path):
+    """An Arrow column's .dt gave UTC clock times: monthly Berlin data read as sub-daily, then refused as 'monthly'."""
+    pytest.importorskip("pyarrow")
+    ds = pd.date_range("2015-01-01", periods=36, freq="MS", tz="Europe/Berlin")
+    df = pd.concat(pd.DataFrame({"unique_id": f"s{i}", "ds": ds, "y": 50.0 + 10 * i + np.arange(36)}) for i in range(3))
+    df.to_parquet(tmp_path / "panel.parquet")
+    arrow = pd.read_parquet(tmp_path / "panel.parquet", dtype_backend="pyarrow")
+    assert isinstance(arrow["ds"].dtype, pd.ArrowDtype)
+    pd.testing.assert_frame_equal(fast_model(horizon=3).fit(arrow).predict(), fast_model(horizon=3).fit(df).predict())

@@ -24,6 +24,9 @@ def _plain(column: pd.Series) -> pd.Series:
         return column.astype("Int64") if column.isna().any() else column.astype(dtype.numpy_dtype)
     if pa.types.is_floating(kind):
         return column.astype("float64")
+    if pa.types.is_timestamp(kind):  # an Arrow column's .dt gives UTC clock times where its zone's are meant
+        unit = kind.unit if kind.unit in ("s", "ms", "us", "ns") else "ns"
+        return column.astype(pd.DatetimeTZDtype(unit=unit, tz=kind.tz) if kind.tz else f"datetime64[{unit}]")
     if pa.types.is_boolean(kind):
         return column.astype("boolean") if column.isna().any() else column.astype(bool)
     return column.astype(object)  # text and everything else: the values themselves

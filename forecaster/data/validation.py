@@ -207,7 +207,7 @@ def clean_history(
     require_frame(df, argument)
     needed = [columns.id, columns.time, columns.target, *roles.all]
     require_columns(df, needed, argument)
-    frame = plain_columns(df.loc[:, needed], [columns.id, *roles.static])
+    frame = plain_columns(df.loc[:, needed], [columns.id, columns.time, *roles.static])
     if frame[columns.id].isna().any():
         raise ValueError(f"Column `{columns.id}` holds missing ids.")
     if isinstance(frame[columns.id].dtype, pd.CategoricalDtype):  # a filtered panel keeps categories it no longer has
@@ -317,9 +317,9 @@ def merge_covariates(
         )
     wanted = [name for name in roles.future if name not in df.columns]
     require_columns(covariates, [columns.id, columns.time, *wanted], argument)
-    history = plain_columns(df, [columns.id])
+    history = plain_columns(df, [columns.id, columns.time])
     history[columns.time], tz = _to_naive_times(history[columns.time], columns.time)
-    extra = plain_columns(covariates.loc[:, [columns.id, columns.time, *wanted]], [columns.id])
+    extra = plain_columns(covariates.loc[:, [columns.id, columns.time, *wanted]], [columns.id, columns.time])
     times, other = _to_naive_times(extra[columns.time], columns.time)  # parsed, and its own zone (None: naive)
     if (tz is None) != (other is None):  # naive wall times against zoned ones: no way to tell which instants match
         zoned, naive = ("df", argument) if tz else (argument, "df")
@@ -382,7 +382,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
             UserWarning,
             stacklevel=5,  # clean_future <- forecast_panel (or _zero_shot) <- _source <- predict <- the caller
         )
-    frame = plain_columns(future_df.loc[:, needed], [columns.id])
+    frame = plain_columns(future_df.loc[:, needed], [columns.id, columns.time])
     frame[columns.time] = _future_times(frame[columns.time], columns.time, tz_token)
     for name in roles.future:  # missing values and duplicates are refused where the horizon's rows are placed
         frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
