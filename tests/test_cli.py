@@ -387,6 +387,8 @@ def test_a_spec_that_names_columns_in_model_is_told_to_name_them_in_data(tmp_pat
     (tmp_path / "study.toml").write_text(TINY_DATA + '[model]\nid_col = "store"\n')
     err = _fails(capsys, "backtest", str(tmp_path / "study.toml"), "--out", str(tmp_path / "r"))
     assert "[model] `id_col`: a file's column names are set in [data]" in err
+    (tmp_path / "same.toml").write_text(TINY_DATA + '[model]\nid_col = "unique_id"\nhorizon = 3\n')  # as [data] names it
+    assert studies.load_spec(tmp_path / "same.toml")["model"]["id_col"] == "unique_id"
 
 
 def test_ctrl_c_ends_a_command_with_one_line_and_status_130(tmp_path, capsys, monkeypatch):

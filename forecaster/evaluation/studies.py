@@ -64,7 +64,8 @@ def _valid_keys(table: str) -> tuple[str, ...]:
 
 
 def _check_keys(given: dict, valid: tuple[str, ...], where: str) -> None:
-    named = [key for key in given if key in COLUMN_DEFAULTS] if where == "[model]" else []
+    # A name other than the one [data] renames to (unique_id, ds, y) can never be a column the model sees.
+    named = [k for k in given if k in COLUMN_DEFAULTS and given[k] != COLUMN_DEFAULTS[k]] if where == "[model]" else []
     if named:  # the file's columns are renamed to unique_id, ds and y as [data] reads it: the model never sees them
         raise SpecError(f"[model] `{named[0]}`: a file's column names are set in [data] (`{named[0]}` there), not in [model].")
     unknown = [key for key in given if key not in valid]
