@@ -569,3 +569,13 @@ def test_an_arrow_time_column_in_a_zone_keeps_its_local_calendar(tmp_path):
     arrow = pd.read_parquet(tmp_path / "panel.parquet", dtype_backend="pyarrow")
     assert isinstance(arrow["ds"].dtype, pd.ArrowDtype)
     pd.testing.assert_frame_equal(fast_model(horizon=3).fit(arrow).predict(), fast_model(horizon=3).fit(df).predict())
+
+
+def test_a_future_frame_error_of_a_zoned_hourly_model_says_its_times_are_utc():
+    """The error named 2024-04-12 22:00:00, a UTC time with the zone dropped, for data given in Berlin time."""
+    hours = pd.date_range("2024-04-01", periods=24 * 6, freq="h", tz="Europe/Berlin")
+    df = pd.DataFrame({"unique_id": "a", "ds": hours, "y": np.arange(144.0) % 24, "open": 1.0})
+    model = fast_model(horizon=4, input_size=24, future_covariates=["open"]).fit(df)
+    future = pd.DataFrame({"unique_id": "a", "ds": pd.date_range(hours[-1], periods=5, freq="h")[2:], "open": 1.0})
+    with pytest.raises(ValueError, match=r"at 2024-04-06 22:00:00 .*times above are in UTC.*Europe/Berlin's offset"):
+        model.predict(future_df=future)

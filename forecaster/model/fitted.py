@@ -95,7 +95,14 @@ class FittedModel:
                 f"for the {self.horizon} periods after each series' end."
             )
         future = None if future_df is None else clean_future(future_df, columns, state.roles, tz, set_aside(state))
-        return self.panel(frame, future if state.roles.future else None), tz
+        try:
+            return self.panel(frame, future if state.roles.future else None), tz
+        except ValueError as error:
+            if not (tz or "").startswith("utc:"):
+                raise
+            zone = tz.split(":", 1)[1]  # the panel names its timestamps as the network reads them: in UTC
+            note = f"(times above are in UTC, as the model reads sub-daily data: add {zone}'s offset)"
+            raise type(error)(f"{error} {note}") from None
 
     def with_future(self, panel: Panel, future: pd.DataFrame | None) -> Panel:
         """``panel`` with the horizon's future-known covariates placed (a validated frame; None leaves it as it is)."""
