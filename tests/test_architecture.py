@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "forecaster"
 FLOORS = {
     "_version": 0,
     "engines": 0,
+    "callers": 0,  # where warnings point: a leaf any module may use
     "data": 1,
     "datasets": 2,
     "partners": 2,
