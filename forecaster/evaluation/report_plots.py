@@ -84,7 +84,8 @@ def plot_overview(forecasts: pd.DataFrame, data: pd.DataFrame, picks: dict, fold
         past = series[series["ds"] <= cutoff].tail(2 * len(fc))
         ax.plot(past["ds"], past["y"], color="0.2", lw=1.1, label="history")
         alone = isolated(past["y"])  # between gaps a line draws nothing
-        ax.plot(past["ds"][alone], past["y"][alone], color="0.2", ls="none", marker=".", ms=3)
+        if alone.any():
+            ax.plot(past["ds"][alone], past["y"][alone], color="0.2", ls="none", marker=".", ms=3)
         ax.plot(fc["ds"], fc["y"], color="0.2", lw=1.1, ls="--", marker=".", ms=3, label="actual")
         if len(quantiles) >= 2:
             low, high = quantiles[0], quantiles[-1]
