@@ -256,3 +256,14 @@ def test_a_future_frame_for_the_panels_next_days_says_a_series_that_ended_early_
     future = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": ahead, "promo": 0.0}) for i in range(3)])
     with pytest.raises(ValueError, match=r"series 's2' at 2017-09-01 .* Its history ends at 2017-08-01, before the latest"):
         model.predict(future_df=future)
+
+
+def test_the_ended_early_warning_points_at_the_callers_line_and_says_where_a_horizon_belongs():
+    """It pointed inside the package (estimator.py) on some paths, and a user who appended the horizon's rows with their
+    known covariates to `df` was not told that they belong in `future_df`."""
+    df = _panel()
+    uid = sorted(df["unique_id"].unique())[2]
+    gone = _ended_early(df, uid, periods=8)
+    with pytest.warns(UserWarning, match="a horizon's known covariates belong in `future_df`") as caught:
+        fast_model().fit(gone)
+    assert {w.filename for w in caught if "rows after the last observed" in str(w.message)} == {__file__}

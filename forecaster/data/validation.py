@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..callers import user_stacklevel
 from .arrow import plain_columns
 from .dates import AmbiguousDatesError, UnreadableDatesError, read_text_dates, zone_name
 from .frames import require_columns, require_frame
@@ -268,9 +269,9 @@ def warn_ended_early(ended: pd.Series, columns: Columns, argument: str = "df") -
     warnings.warn(
         f"`{argument}`: rows after the last observed `{columns.target}` hold no target in {len(ended)} series (last "
         f"observations: {examples}{', ...' if len(ended) > 3 else ''}). Each such series ends at its last observation "
-        "and is forecast from there, its forecast dates continuing from that date.",
+        "and is forecast from there (its dates continue from it); a horizon's known covariates belong in `future_df`.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
 
 
