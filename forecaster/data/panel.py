@@ -194,8 +194,9 @@ def _warn_short(uniques, length: np.ndarray, input_size: int) -> None:
 def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end, last_col, horizon) -> None:
     future = future.loc[future[columns.time] <= grid[-1]]
     index = pd.Index(uniques)
-    check_id_types(index, future[columns.id], columns.id, "`future_df`", "the history")
     codes = index.get_indexer(future[columns.id])
+    if (codes < 0).any():  # ids that match none: other series, or the same ones typed otherwise (7 against '7')
+        check_id_types(index, future[columns.id], columns.id, "`future_df`", "the history")
     future, codes = future.loc[codes >= 0], codes[codes >= 0]  # rows of other series are not read (a whole calendar)
     pos = positions(future[columns.time], grid, future[columns.id], offset, "future_df")
     step = pos - end[codes]

@@ -381,7 +381,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
             f"`future_df` columns {', '.join(f'`{c}`' for c in unread)} are not declared future-known covariates, so the "
             "forecasts do not read them; declare them with `future_covariates=[...]` (and refit) to use them.",
             UserWarning,
-            stacklevel=5,  # clean_future <- forecast_panel (or _zero_shot) <- _source <- predict <- the caller
+            stacklevel=user_stacklevel(),
         )
     frame = plain_columns(future_df.loc[:, needed], [columns.id, columns.time])
     frame[columns.time] = _future_times(frame[columns.time], columns.time, tz_token)

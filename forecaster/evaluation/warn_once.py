@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-T = TypeVar("T")
+from ..callers import in_package
 
-_PACKAGE = str(Path(__file__).resolve().parent.parent)  # the forecaster package's folder
+T = TypeVar("T")
 
 
 def _module_of(filename: str) -> str:
@@ -60,7 +60,7 @@ def each_warning_once(function: Callable[..., T]) -> Callable[..., T]:
                 if key in seen:
                     continue
                 seen.add(key)
-                ours = str(Path(record.filename).resolve()).startswith(_PACKAGE + os.sep)
+                ours = in_package(record.filename)
                 where = (caller.f_code.co_filename, caller.f_lineno) if ours else (record.filename, record.lineno)
                 try:
                     warnings.warn_explicit(record.message, record.category, *where, module=_module_of(record.filename))

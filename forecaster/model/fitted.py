@@ -9,6 +9,7 @@ the estimator's attributes that read its fitted state (``freq_``, ``fit_plan_``,
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,8 +99,8 @@ class FittedModel:
         try:
             return self.panel(frame, future if state.roles.future else None), tz
         except ValueError as error:
-            if not (tz or "").startswith("utc:"):
-                raise
+            if not (tz or "").startswith("utc:") or not re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", str(error)):
+                raise  # no zone to add, or no time named
             zone = tz.split(":", 1)[1]  # the panel names its timestamps as the network reads them: in UTC
             note = f"(times above are in UTC, as the model reads sub-daily data: add {zone}'s offset)"
             raise type(error)(f"{error} {note}") from None
