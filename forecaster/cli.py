@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -235,6 +237,15 @@ def _occlusion_words(ratio: float) -> str:
     return "the most attended points drive the forecast"
 
 
+class Terminated(BaseException):
+    """SIGTERM (``kill``, a scheduler's time limit) arrived: raised where the command is, so that what it was writing
+    is removed as for Ctrl-C instead of being left half-written. Not an ``Exception``: nothing may swallow it."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
@@ -270,12 +281,20 @@ def main(argv: list[str] | None = None) -> int:
     explain.set_defaults(func=_explain_once)
     args = parser.parse_args(argv)
     command = commands.choices[args.command]
+    # Only the main thread may set a handler (main() called from another thread keeps the default).
+    installed = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if installed else None
     try:
         return args.func(args)
     except (UsageError, *_expected_errors()) as error:  # a clear message, e.g. a spec's unknown key: one line, status 2
         command.exit(2, f"{command.prog}: error: {_one_line(error)}\n")
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for it; a report is written whole or not at all
         command.exit(130, f"{command.prog}: interrupted.\n")
+    except Terminated:  # SIGTERM: the same, with the shell's status for it
+        command.exit(143, f"{command.prog}: terminated.\n")
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 if __name__ == "__main__":

@@ -1,3 +1,5 @@
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -430,3 +432,37 @@ def test_explain_says_each_warning_once(tmp_path, panel, saved_model):
         main(["explain", str(saved_model), "--data", str(tmp_path / "history.csv"), "--out", str(tmp_path / "p")])
     messages = [str(w.message) for w in caught if "rows after the last observed" in str(w.message)]
     assert len(messages) == 1
+
+
+TERMINATED_WHILE_WRITING = """
+import os, signal, sys, time
+from pathlib import Path
+from forecaster import cli
+from forecaster.evaluation import report, studies
+
+def write_then_killed(result, staging, title):
+    (staging / "report.md").write_text("half")
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(30)
+    return ["report.md"]
+
+class Result:
+    def to_report(self, out, title=None):
+        return report.write_report(self, out, title)
+
+report._write_files = write_then_killed
+studies.run_study = lambda spec, progress: (Result(), {})
+sys.exit(cli.main(["backtest", "study.toml", "--out", str(Path(sys.argv[1]) / "r"), "--quiet"]))
+"""
+
+
+def test_sigterm_while_a_report_is_written_leaves_nothing_behind(tmp_path):
+    """`kill` (or a scheduler's time limit) during the report left a `.r.partial-*` folder and no message."""
+    script = tmp_path / "run.py"
+    script.write_text(TERMINATED_WHILE_WRITING)
+    out = tmp_path / "out"
+    out.mkdir()
+    done = subprocess.run([sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "forecaster backtest: terminated."
+    assert list(out.iterdir()) == []

@@ -158,3 +158,17 @@ def test_a_measurement_is_never_learnt_as_a_closure():
     frame = pd.DataFrame({"unique_id": "q", "ds": hours, "y": calls, "open": open_, "temperature": temperature})
     assert learn_closures(frame, "y", ["open", "temperature"]) == {"open": [0.0]}
     assert not [note for note in near_misses(frame, "y", ["open", "temperature"], "unique_id", "ds") if "temperature" in note]
+
+
+def test_a_near_miss_is_named_at_the_time_the_users_data_has():
+    """A zoned hourly fit works in UTC: the note named the stray open hour two hours before the user's row."""
+    from forecaster.model.closures import near_misses
+
+    hours = pd.date_range("2024-06-03", periods=24 * 28, freq="h")  # UTC, as the fit holds Helsinki's hours
+    open_ = (hours.hour >= 6).astype(float)
+    calls = np.where(open_ == 1, 10.0, 0.0)
+    calls[30] = 4.0  # 2024-06-04 06:00 UTC, a closed hour with calls: 09:00 in Helsinki (+03:00)
+    open_[30] = 0.0
+    frame = pd.DataFrame({"unique_id": "q", "ds": hours, "y": calls, "open": open_})
+    (note,) = near_misses(frame, "y", ["open"], "unique_id", "ds", "utc:Europe/Helsinki")
+    assert "series 'q' at 2024-06-04 09:00:00+03:00, 4)" in note

@@ -160,3 +160,23 @@ def zone_name(tz, column: str) -> str:
         f"Column `{column}` is in time zone {text!r}, which cannot be named for pandas to read back; convert it to a "
         f"named zone first, e.g. df['{column}'] = df['{column}'].dt.tz_convert('Europe/London')."
     )
+
+
+def restore_zone(times: pd.DatetimeIndex, tz_token: str | None) -> pd.DatetimeIndex:
+    """Undo ``validation._to_naive_times`` on output timestamps: the times in the zone the user's data had.
+
+    A wall time that occurs twice (midnight where clocks go back at midnight, as in America/Havana)
+    is given its first occurrence: a day's date is what daily data means, and NaT would lose it.
+    """
+    if not tz_token:
+        return times
+    mode, tz = tz_token.split(":", 1)
+    if mode == "wall":
+        first = np.ones(len(times), dtype=bool)  # the first of two occurrences (the one still in daylight time)
+        return times.tz_localize(tz, ambiguous=first, nonexistent="shift_forward")
+    return times.tz_localize("UTC").tz_convert(tz)
+
+
+def shown_time(time: pd.Timestamp, tz_token: str | None) -> pd.Timestamp:
+    """One time of a fit's frame (naive, or in UTC for sub-daily zoned data) as the user's data wrote it, for messages."""
+    return restore_zone(pd.DatetimeIndex([time]), tz_token)[0]

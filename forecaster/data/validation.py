@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..callers import user_stacklevel
 from .arrow import plain_columns
-from .dates import AmbiguousDatesError, UnreadableDatesError, read_text_dates, zone_name
+from .dates import AmbiguousDatesError, UnreadableDatesError, read_text_dates, restore_zone, zone_name
 from .frames import require_columns, require_frame
 from .ordering import in_series_order
 from .roles import CovariateRoles, LeakageError
@@ -114,21 +114,6 @@ def _text_times(values: pd.Series, column: str) -> pd.Series:
             f"Column `{column}` could not be parsed as timestamps ({error}; e.g. {error.example!r}); convert it with "
             f"pd.to_datetime(df['{column}'], format=...)."
         ) from None
-
-
-def restore_zone(times: pd.DatetimeIndex, tz_token: str | None) -> pd.DatetimeIndex:
-    """Undo :func:`_to_naive_times` on output timestamps.
-
-    A wall time that occurs twice (midnight where clocks go back at midnight, as in America/Havana)
-    is given its first occurrence: a day's date is what daily data means, and NaT would lose it.
-    """
-    if not tz_token:
-        return times
-    mode, tz = tz_token.split(":", 1)
-    if mode == "wall":
-        first = np.ones(len(times), dtype=bool)  # the first of two occurrences (the one still in daylight time)
-        return times.tz_localize(tz, ambiguous=first, nonexistent="shift_forward")
-    return times.tz_localize("UTC").tz_convert(tz)
 
 
 # The largest magnitude a target or numeric covariate may have. Scaling squares values (a standard deviation of

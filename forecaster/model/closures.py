@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.dates import shown_time
+
 # The fewest observed rows on a value before it can mark closed periods, whatever the zeros elsewhere.
 MIN_CLOSED_ROWS = 3
 # The most likely that the zeros on a value came together by chance, given how often the target is zero elsewhere
@@ -86,9 +88,12 @@ NEAR_MISS_SHARE = 0.01
 NEAR_MISS_ROWS = 2
 
 
-def near_misses(frame: pd.DataFrame, target: str, future: Sequence[str], id_col: str, time_col: str) -> list[str]:
+def near_misses(
+    frame: pd.DataFrame, target: str, future: Sequence[str], id_col: str, time_col: str, tz: str | None = None
+) -> list[str]:
     """Notes on the values that would mark closed periods (the module's rule) but for a few non-zero targets, each
-    naming the covariate, the value, how many targets are not zero and the first of them (series and time)."""
+    naming the covariate, the value, how many targets are not zero and the first of them (series and time, in the zone
+    of the user's data: ``tz`` is the fit's zone token)."""
     y, zero, tallies = _tallies(frame, target, future)
     notes = []
     for name, values, at, rows, count, zeros, chance in tallies:
@@ -101,7 +106,7 @@ def near_misses(frame: pd.DataFrame, target: str, future: Sequence[str], id_col:
             notes.append(
                 f"{name}={values[k]:g} looks like a closure but is not learnt as one: {int(strays[k])} of its "
                 f"{int(count[k])} observed targets are not zero (the first: series {frame[id_col].iloc[first]!r} at "
-                f"{frame[time_col].iloc[first]}, {y[first]:g}). Those periods are forecast as open; declare "
+                f"{shown_time(frame[time_col].iloc[first], tz)}, {y[first]:g}). Those periods are forecast as open; declare "
                 f"closed_when={{{name!r}: {values[k]:g}}} to forecast them at zero, or correct those targets."
             )
     return notes

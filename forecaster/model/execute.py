@@ -205,10 +205,10 @@ def _run(
         member.load_state_dict(result.state_dict)
     network.eval()
     if isinstance(params["closed_when"], str) and params["closed_when"] == LEARN and roles.future:
-        misses = near_misses(frame, columns.target, roles.future, columns.id, columns.time)
+        misses = near_misses(frame, columns.target, roles.future, columns.id, columns.time, tz)
         plan = replace(plan, notes=(*plan.notes, *misses)) if misses else plan
     if floor_rule(params) == FLOOR_RULES[0]:  # the default floor, which a few negative targets take from a series
-        negatives = few_negatives_note(frame, columns.id, columns.time, columns.target)
+        negatives = few_negatives_note(frame, columns.id, columns.time, columns.target, tz)
         plan = replace(plan, notes=(*plan.notes, negatives)) if negatives else plan
     state = new_state(frame, tz, panel, features, plan, config, len(results), params)
     state = state if job is None else calibrated(network, state, panel, job.holdout, params, device, plan.covariates_read)

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ..data.dates import shown_time
 from ..data.frequency import periods_per_week, season_length_for, season_spans_a_year
 
 # The longest week (in periods) that the partners take as a season by default (``weekly_partners=None``): 15-minute
@@ -133,9 +134,10 @@ def floor_rule(params: Mapping[str, Any]) -> str:
 FEW_NEGATIVES_SHARE = 0.01
 
 
-def few_negatives_note(frame: pd.DataFrame, id_col: str, time_col: str, target: str) -> str | None:
+def few_negatives_note(frame: pd.DataFrame, id_col: str, time_col: str, target: str, tz: str | None = None) -> str | None:
     """Under the default floor, a note naming the series of counts that lose it by a few negative targets (and the
-    first of them). Series of other values (a profit, a temperature) that dip below zero are not named."""
+    first of them, at its time in the zone of the user's data: ``tz`` is the fit's zone token). Series of other values
+    (a profit, a temperature) that dip below zero are not named."""
     y = frame[target]
     groups = frame[id_col]
     negative = (y < 0).groupby(groups, sort=False, observed=True).sum()
@@ -145,9 +147,10 @@ def few_negatives_note(frame: pd.DataFrame, id_col: str, time_col: str, target: 
     if few.empty:
         return None
     first = frame[frame[id_col].isin(few.index) & (y < 0)].iloc[0]
+    named = f"{', '.join(map(repr, few.index[:3]))}{', ...' if len(few) > 3 else ''}"
     return (
-        f"{len(few)} series have a few negative `{target}` values ({', '.join(map(repr, few.index[:3]))}"
-        f"{', ...' if len(few) > 3 else ''}; the first: {first[id_col]!r} at {first[time_col]}, {first[target]:g}), so "
+        f"{len(few)} series have a few negative `{target}` values ({named}; the first: {first[id_col]!r} at "
+        f"{shown_time(first[time_col], tz)}, {first[target]:g}), so "
         "their forecasts are not floored at zero and their quantiles may go below it. Correct those values (a return "
         "booked as a negative sale?), or set nonnegative=True to floor every series."
     )
