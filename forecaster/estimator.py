@@ -13,6 +13,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .callers import user_stacklevel
 from .data.features import FeatureSpec
 from .data.panel import Panel
 from .data.roles import CovariateRoles
@@ -225,17 +226,15 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         self.set_fitted(fit.state, fit.network, fit.device, fit.results)
         return fit.panel
 
-    def _planned_fit(
-        self, frame, tz, previous=None, train_members=None, features=None, n_windows=None, offset=None, stacklevel=4
-    ):
-        """Check the parameters, plan the fit of ``frame``, run the plan and warn with its notes (``stacklevel``: at the
-        user's call); ``previous``: ``(state, network)`` of the fit a warm start may continue from."""
+    def _planned_fit(self, frame, tz, previous=None, train_members=None, features=None, n_windows=None, offset=None):
+        """Check the parameters, plan the fit of ``frame``, run the plan and warn with its notes (at the user's line);
+        ``previous``: ``(state, network)`` of the fit a warm start may continue from."""
         check_params(params := self.get_params())
         facts = panel_facts(params, frame, n_windows, offset)
         plan = plan_fit(params, facts, None if previous is None else (previous[0], previous[1].config))
         fit = run_plan(plan, facts, frame, tz, params, previous, train_members, features)
         for note in fit.plan.notes:
-            warnings.warn(note, UserWarning, stacklevel=stacklevel)
+            warnings.warn(note, UserWarning, stacklevel=user_stacklevel())
         return fit
 
     @classmethod
@@ -266,7 +265,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
             )
         check_params(self.get_params())
         frame, tz = clean_history(df, self._columns(), self._roles())
-        fit = self._planned_fit(frame, tz, stacklevel=5)
+        fit = self._planned_fit(frame, tz)
         if future_df is not None:  # no targets or past covariates in it
             clean_future(future_df, self._columns(), fit.state.roles, tz)
         return self._fitted_model(fit.state, fit.network, fit.device), fit.panel, tz

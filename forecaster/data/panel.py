@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from ..callers import user_stacklevel
 from .decomposition import DecompositionTable, decomposition_table
 from .features import FeatureSpec, encode_statics, scale_columns
 from .frequency import calendar_features
@@ -187,7 +188,7 @@ def _warn_short(uniques, length: np.ndarray, input_size: int) -> None:
             f"(shortest: {int(length.min())}; e.g. {reprlib.repr(list(uniques[short]))}): their encoder windows are padded "
             "before the first observation.",
             UserWarning,
-            stacklevel=6,  # here <- build_panel <- model_panel <- the estimator <- fit/predict <- the caller
+            stacklevel=user_stacklevel(),
         )
 
 

@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ..callers import user_stacklevel
+
 
 def json_value(value: object) -> object:
     """A category value as JSON and the fitted categories hold it: numpy scalars as Python ones."""
@@ -68,5 +70,5 @@ def warn_near_labels(name: str, per_series: pd.DataFrame, unseen: np.ndarray, id
         f"({shown}; {len(rows)} series such as {reprlib.repr(ids[rows[:3]].tolist())}): they are read as new categories "
         "(all zeros). Give the labels as fitted, or refit.",
         UserWarning,
-        stacklevel=9,  # the caller of predict(df=...): here <- encode_statics <- build_panel <- model_panel <- ... <- predict
+        stacklevel=user_stacklevel(),
     )

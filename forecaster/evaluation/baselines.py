@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..callers import user_stacklevel
 from ..data.frequency import normalise_freq, seasons_for
 from ..engines import engine
 from ..model.outputs import BASELINES, quantile_column
@@ -31,7 +32,7 @@ def baseline_notes(baselines: Sequence[str], season_length: int) -> list[str]:
 def warn_baseline_notes(baselines: Sequence[str], season_length: int) -> None:
     """Each of :func:`baseline_notes` as a warning, once per backtest."""
     for note in baseline_notes(baselines, season_length):
-        warnings.warn(note + ".", UserWarning, stacklevel=3)
+        warnings.warn(note + ".", UserWarning, stacklevel=user_stacklevel())
 
 
 def _interval_bound(q: float) -> tuple[str, int | float]:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from ..callers import user_stacklevel
 from ..data.frequency import normalise_freq, season_length_for
 from ..data.panel import Panel
 from ..data.roles import CovariateRoles, LeakageError
@@ -308,7 +309,7 @@ def warn_ragged_cutoffs(folds: list[Fold], id_col: str) -> None:
         f"MASE scales are not affected. For a backtest strict in calendar time, cut the panel to the series' common "
         f"end (every `{id_col}` ending at the same time).",
         UserWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..callers import user_stacklevel
 from ..data.decomposition import DecompositionTable, history_needed
 from ..data.features import FeatureSpec
 from ..data.panel import Panel, build_panel, log_target, with_decomposition
@@ -316,7 +317,7 @@ def warn_empty_windows(panel: Panel, seen: np.ndarray, series: np.ndarray, origi
             f"({reprlib.repr(ids)}; e.g. origin {when}): the network reads nothing of them there and their forecast "
             "does not follow their level. Fill the gap, lower `input_size`, or forecast from an earlier origin.",
             EmptyWindowWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 

@@ -36,6 +36,7 @@ import dask
 import numpy as np
 import pandas as pd
 
+from ..callers import user_stacklevel
 from ..data.features import merge_features
 from ..data.frequency import infer_offset, normalise_freq
 from ..data.validation import Columns, clean_history, columns_and_roles
@@ -194,7 +195,7 @@ def fit_whole_series(model, frame, rows=None, quiet: bool = False):
             f"kept {kept} of them for validation and calibration (docs/scale.md). `predict()` without `df` forecasts "
             "those series only: pass `df` to forecast all.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     return model
 
@@ -216,6 +217,6 @@ def _fit_share(model, df, fraction: float):
             f"`fit` on a Dask DataFrame trained on {sample[id_col].nunique()} sampled series (a share of {fraction:.3g}). "
             "`predict()` without `df` forecasts those series only: pass `df` to forecast all.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     return model.fit(sample)

@@ -34,6 +34,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ...callers import user_stacklevel
 from ...data.frequency import normalise_freq
 from ...data.validation import Columns, clean_history
 from ..network import Ensemble
@@ -159,7 +160,8 @@ def _discard(aside: Path) -> None:
         remove(aside)
     except OSError as error:
         warnings.warn(
-            f"The model was saved, but its previous version in {str(aside)!r} could not be removed: {error}", stacklevel=6
+            f"The model was saved, but its previous version in {str(aside)!r} could not be removed: {error}",
+            stacklevel=user_stacklevel(),
         )
 
 
