@@ -47,6 +47,33 @@ def test_a_sliding_window_never_holds_fewer_periods_than_a_fold_needs():
     assert all(len(pd.date_range(f.history_starts["long"], f.cutoffs["long"], freq="MS")) == first for f in folds)
 
 
+def test_a_sliding_window_that_starts_in_a_gap_reaches_back_to_an_observed_target():
+    """A late series whose sliding window began inside a run of missing targets left the baselines fewer periods than
+    they need: the whole backtest ended in "Baseline 'seasonal_naive' produced non-finite forecasts for series ['s2']"."""
+    rng = np.random.default_rng(0)
+    t = np.arange(48)
+    df = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "unique_id": f"s{i}",
+                    "ds": pd.date_range("2000-01-01", periods=48, freq="MS"),
+                    "y": 100 + 5 * np.sin(t) + rng.random(48),
+                }
+            )
+            for i in range(3)
+        ]
+    )
+    df = df[~((df["unique_id"] == "s2") & (df["ds"] < "2002-06-01"))]  # s2 starts late
+    df.loc[(df["unique_id"] == "s2") & df["ds"].between("2002-07-01", "2003-01-01"), "y"] = np.nan  # a 7-month gap
+    result = backtest(fast_model(), df, n_windows=3, window="sliding", baselines=("seasonal_naive",), progress=False)
+    scored = result.forecasts.dropna(subset=["y"])
+    assert np.isfinite(scored[["seq2seq", "seasonal_naive"]].to_numpy()).all()
+    skipped = set(result.skipped.loc[result.skipped["unique_id"] == "s2", "fold"])
+    assert 1 in skipped and len(skipped) < 3  # too short for the first fold, and said so; scored in a later one
+    assert scored.loc[scored["unique_id"] == "s2", "cutoff"].nunique() == 3 - len(skipped)
+
+
 def test_a_sliding_backtest_scores_a_series_too_short_for_its_first_fold():
     df, _ = make_panel(n_series=4, length=40, seed=3, short_share=0.0, missing_share=0.0)
     late = df[df["unique_id"] == "S000"].tail(26)  # 8 periods up to the first cutoff, 14 to the second
@@ -327,3 +354,22 @@ def test_a_backtest_says_each_warning_once_at_the_callers_line():
     shorter = [w for w in caught if "less history than" in str(w.message)]
     assert len(shorter) == 1 and shorter[0].filename == __file__
     assert len({(w.category, str(w.message)) for w in caught}) == len(caught)
+
+
+def test_the_backtests_season_length_is_the_models_too_where_the_model_infers_its_own(data):
+    """backtest(season_length=4) moved the baselines and the MASE scale; the model kept its inferred 12 and the report
+    read "season 4" above settings that said 12."""
+    frame = data[["unique_id", "ds", "y"]]
+    result = backtest(fast_model(), frame, n_windows=1, season_length=4, baselines=("seasonal_naive",), progress=False)
+    assert result.last_model.season_length_ == 4
+    with pytest.warns(UserWarning, match=r"the model keeps its own season_length=12"):
+        kept = backtest(
+            fast_model(season_length=12), frame, n_windows=1, season_length=4, baselines=("seasonal_naive",), progress=False
+        )
+    assert kept.last_model.season_length_ == 12
+
+
+def test_a_baseline_named_twice_is_refused_before_any_fold_runs(data):
+    """("auto_ets", "auto_ets") fitted every fold, then failed in scoring with a broadcasting error."""
+    with pytest.raises(ValueError, match=r"`baselines` names \['auto_ets'\] more than once"):
+        backtest(fast_model(), data, n_windows=1, baselines=("auto_ets", "auto_ets"), progress=False)

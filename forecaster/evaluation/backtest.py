@@ -13,7 +13,6 @@ import numbers
 import time
 
 import pandas as pd
-from sklearn.base import clone
 
 from ..data.frequency import infer_offset, normalise_freq
 from ..data.panel import check_calendar_span, check_on_grid
@@ -25,7 +24,7 @@ from ..model.outputs import attention_frame, check_column_names
 from ..model.params import check_arguments, check_params
 from .baselines import BASELINES, fold_baselines, warn_baseline_notes
 from .executors import executor_for
-from .folds import FoldPlan, check_not_fitted_past, fold_data, guard_fold, series_spans, warn_ragged_cutoffs
+from .folds import FoldPlan, check_not_fitted_past, fold_data, fold_template, guard_fold, series_spans, warn_ragged_cutoffs
 from .progress import Progress
 from .result import BacktestResult
 from .scoring import (
@@ -94,7 +93,7 @@ def backtest(
     warn_ragged_cutoffs(folds, columns.id)
     warn_baseline_notes(plan.baselines, plan.season)
     report, client = Progress(progress, len(folds), "backtest"), active_client()  # baselines go to an active client
-    executor = executor_for(plan, clone(model).set_params(freq=offset.freqstr), folds, report, client)
+    executor = executor_for(plan, fold_template(model, offset, season_length), folds, report, client)
     executor.start(frame)
     baseline_frames, scales, seconds = [], [], {}
     for fold in report.folds(folds):
@@ -226,6 +225,9 @@ def check_backtest_arguments(n_windows, step_size, refit, baselines, season_leng
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
         raise ValueError(f"Unknown baseline(s) {unknown}; choose from {BASELINES}.")
+    repeated = sorted({b for b in baselines if list(baselines).count(b) > 1})
+    if repeated:
+        raise ValueError(f"`baselines` names {repeated} more than once; name each baseline once.")
     if isinstance(refit, bool) or (isinstance(refit, numbers.Integral) and refit >= 1):
         return int(refit)
     raise ValueError(f"`refit` must be True, False or a positive int; got {refit!r}.")

@@ -260,12 +260,27 @@ def fold_data(
     cut = ids.map(fold.cutoffs)
     in_train = times <= cut
     if fold.history_starts is not None:
-        in_train &= times >= ids.map(fold.history_starts)
+        in_train &= times >= ids.map(_window_starts(part, fold, columns))
     train = part.loc[in_train.to_numpy()]
     if not roles.future:
         return train, None
     in_horizon = (times > cut) & (times <= ids.map(fold.horizon_ends))
     return train, part.loc[in_horizon.to_numpy(), [columns.id, columns.time, *roles.future]]
+
+
+def _window_starts(part: pd.DataFrame, fold: Fold, columns: Columns) -> pd.Series:
+    """Each series' first timestamp in a sliding fold: its ``history_starts``, or, where that falls in a run of missing
+    targets, the last observed target before it. Every window then begins on an observed target and holds at least
+    its nominal span of observed history, as the model and the baselines read a series from its first observed target
+    (a window starting inside a gap left a late-starting series fewer periods than the baselines need)."""
+    ids, times = part[columns.id], part[columns.time]
+    starts = fold.history_starts
+    start = ids.map(starts)
+    observed = part[columns.target].notna() & (times <= ids.map(fold.cutoffs))
+    first_inside = times.where(observed & (times >= start)).groupby(ids, observed=True).min()
+    last_before = times.where(observed & (times < start)).groupby(ids, observed=True).max()
+    in_gap = (first_inside.reindex(starts.index) > starts) & last_before.reindex(starts.index).notna()
+    return starts.where(~in_gap, last_before.reindex(starts.index))
 
 
 def guard_fold(train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, columns: Columns, roles: CovariateRoles) -> None:
@@ -311,6 +326,23 @@ def warn_ragged_cutoffs(folds: list[Fold], id_col: str) -> None:
         UserWarning,
         stacklevel=user_stacklevel(),
     )
+
+
+def fold_template(model, offset: pd.DateOffset, season_length: int | None):
+    """The unfitted model every fold clones: ``model`` at the data's frequency, and with the backtest's
+    ``season_length`` where the model infers its own (a season given to the backtest is the model's too, not only
+    the baselines' and MASE's). A model with a season of its own keeps it, with a warning when the two differ."""
+    season = {}
+    if season_length is not None and model.season_length is None:
+        season = {"season_length": season_length}
+    elif season_length is not None and model.season_length != season_length:
+        warnings.warn(
+            f"backtest(season_length={season_length}) sets the baselines' season and the MASE scale; the model keeps its "
+            f"own season_length={model.season_length}.",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return clone(model).set_params(freq=offset.freqstr, **season)
 
 
 def check_not_fitted_past(model, first: Fold) -> None:

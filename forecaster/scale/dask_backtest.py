@@ -26,7 +26,6 @@ from dataclasses import dataclass, field, replace
 import dask
 import dask.dataframe as dd
 import pandas as pd
-from sklearn.base import clone
 
 from ..data.frequency import infer_offset, normalise_freq
 from ..data.panel import check_on_grid
@@ -34,7 +33,7 @@ from ..data.validation import clean_history, columns_and_roles
 from ..evaluation.backtest import backtest_settings, backtest_timings
 from ..evaluation.baselines import fold_baselines, warn_baseline_notes
 from ..evaluation.executors import FoldForecasts, forecast_fold
-from ..evaluation.folds import FoldPlan, check_not_fitted_past, series_spans
+from ..evaluation.folds import FoldPlan, check_not_fitted_past, fold_template, series_spans
 from ..evaluation.progress import Progress
 from ..evaluation.result import BacktestResult
 from ..evaluation.scoring import (
@@ -168,7 +167,7 @@ def backtest_dask(
     spans, folds = _whole_panel_folds(parts, plan, offset, report)
     check_not_fitted_past(model, folds[0])
     warn_baseline_notes(plan.baselines, plan.season)
-    template = clone(model).set_params(freq=offset.freqstr)
+    template = fold_template(model, offset, season_length)
     meta = fold_rows(head.iloc[:0], 0, plan, head.iloc[:0])
     models, fitted, fit_seconds = [], None, 0.0
     for fold in report.folds(folds):
