@@ -146,6 +146,42 @@ def test_more_partitions_than_series_and_text_ids_of_other_dtypes(client, data, 
     _same(plain.predict(df=ddf), expected, ["unique_id", "ds"])
 
 
+def test_future_rows_of_series_that_df_lacks_are_not_read(client, data, with_future):
+    """A whole calendar as `future_df` (the documented pattern) failed with "`future_df` holds series that `df` does
+    not" whenever one of its extra series hashed into a partition without history: by chance of the partition count."""
+    df, future = data
+    calendar = pd.concat([future, *(future[future["unique_id"] == "S000"].assign(unique_id=f"X{i}") for i in range(30))])
+    expected = with_future.predict(df=df, future_df=calendar)
+    # 13 series in 14 partitions: one partition at least holds no history, and 30 extra series reach every partition.
+    _same(with_future.predict(df=dd.from_pandas(df, npartitions=14), future_df=calendar), expected, ["unique_id", "ds"])
+
+
+def test_a_time_zone_in_an_arrow_dtype_and_text_with_offsets(client, data, plain):
+    """A zone in an Arrow dtype (`read_parquet(dtype_backend="pyarrow")`) ended in a bare pandas TypeError at compute,
+    as did text with UTC offsets, whose zone no dtype shows before the partitions are read: now it is refused by name."""
+    pa = pytest.importorskip("pyarrow")
+    df, _ = data
+    df = df[["unique_id", "ds", "y"]]
+    arrow = df.assign(ds=df["ds"].dt.tz_localize("UTC").astype(pd.ArrowDtype(pa.timestamp("ns", tz="UTC"))))
+    expected = plain.predict(df=df.assign(ds=df["ds"].dt.tz_localize("UTC")))
+    _same(plain.predict(df=dd.from_pandas(arrow, npartitions=2)), expected, ["unique_id", "ds"])
+    text = df.assign(ds=df["ds"].dt.strftime("%Y-%m-%dT%H:%M:%S+00:00"))
+    with pytest.raises(ValueError, match=r"Column `ds` of the Dask `df` is text with UTC offsets .* dd.to_datetime"):
+        plain.predict(df=dd.from_pandas(text, npartitions=2)).compute()
+
+
+def test_a_model_from_pretrained_forecasts_a_dask_frame(client, data):
+    """It raised NotFittedError ("Call 'fit'"), where the pandas path forecasts any panel without a fit."""
+    from forecaster import Seq2SeqForecaster
+
+    df, _ = data
+    df = df[["unique_id", "ds", "y"]]
+    model = Seq2SeqForecaster.from_pretrained(horizon=HORIZON, progress=False)
+    _same(model.predict(df=dd.from_pandas(df, npartitions=3)), model.predict(df=df), ["unique_id", "ds"])
+    with pytest.raises(ValueError, match="`explain` of a model from `from_pretrained` takes a pandas `df`"):
+        model.explain(df=dd.from_pandas(df, npartitions=3))
+
+
 def test_the_callers_frames_are_left_alone(client, data, with_future):
     df, future = data
     before_df, before_future = df.copy(), future.copy()

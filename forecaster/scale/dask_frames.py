@@ -119,7 +119,8 @@ def output_meta(model, method: str, df_meta: pd.DataFrame, include_padding: bool
     id_col, time_col = model.id_col, model.time_col
     given = df_meta[id_col].dtype
     ids = given if isinstance(given, np.dtype) and given.kind in "iu" else np.dtype(object)
-    tz = getattr(df_meta[time_col].dtype, "tz", None)
+    given_times = df_meta[time_col].dtype  # a zone is in a numpy-backed dtype's ``tz``, or an Arrow one's
+    tz = getattr(given_times, "tz", None) or getattr(getattr(given_times, "pyarrow_dtype", None), "tz", None)
     times = pd.DatetimeTZDtype("ns", tz) if tz is not None else np.dtype("datetime64[ns]")
     if method == "predict":
         levels = () if model.quantiles is None else model.quantiles
@@ -141,12 +142,17 @@ def _forecast_partition(
     """The pandas ``method`` on one partition's series, in the result's dtypes."""
     history = _plain(history, model.id_col)
     future = None if future is None else _plain(future, model.id_col)
-    if history.empty:
-        if future is not None and not future.empty:
-            unknown = list(pd.unique(future[model.id_col]))[:5]
-            raise ValueError(f"`future_df` holds series that `df` does not: {unknown}.")
+    if history.empty:  # rows of ``future_df`` whose series ``df`` lacks are not read, as on the pandas path
         return meta.copy()
     out = getattr(model, method)(df=history, future_df=future, **options)
+    time_col = model.time_col
+    zone = getattr(out[time_col].dtype, "tz", None)
+    if zone is not None and getattr(meta[time_col].dtype, "tz", None) is None:
+        raise ValueError(
+            f"Column `{time_col}` of the Dask `df` is text with UTC offsets (read as {zone}): a Dask result's time zone "
+            "must be known from the frame's dtype before any partition is read. Parse the column first, e.g. "
+            f"df['{time_col}'] = dd.to_datetime(df['{time_col}'], utc=True), then .dt.tz_convert(<zone>) for local times."
+        )
     return out.astype(meta.dtypes.to_dict())
 
 
@@ -155,9 +161,12 @@ def _plain(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
     return part.reset_index(drop=part.index.name != id_col)
 
 
-def shipped(model):
+def shipped(model, zero_shot: bool = False):
     """The model as one task for the workers: a shallow copy without the training history tail, which a
-    forecast from a given ``df`` never reads (it can be most of a large model's size)."""
+    forecast from a given ``df`` never reads (it can be most of a large model's size); a model from
+    ``from_pretrained`` (``zero_shot``) as it is."""
+    if zero_shot:
+        return dask.delayed(model, name=f"forecaster-model-{uuid.uuid4().hex}", traverse=False)
     light = copy.copy(model)
     light.set_fitted(replace(model.state_, history=model.state_.history.iloc[:0]), model.network_, model.device_, [])
     return dask.delayed(light, name=f"forecaster-model-{uuid.uuid4().hex}", traverse=False)
@@ -171,7 +180,13 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
         ValueError: ``df`` lacks the id or time column, or ``future_df`` is None for a model with
             future-known covariates.
     """
-    model.fitted()  # fitted, with the parameters it was fitted with
+    zero_shot = getattr(model, "_follows_data", False)  # from ``from_pretrained``: the prior serves each partition
+    if zero_shot and method != "predict":
+        raise ValueError(
+            "`explain` of a model from `from_pretrained` takes a pandas `df`: call .compute() on it, or fit the model."
+        )
+    if not zero_shot:
+        model.fitted()  # fitted, with the parameters it was fitted with
     if not is_dask_frame(df):
         held = "None (the training history, in memory)" if df is None else f"a {type(df).__name__}"
         raise TypeError(
@@ -185,10 +200,9 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
     missing = [name for name in (id_col, time_col) if name not in df.columns and not (in_place and name == id_col)]
     if missing:
         raise ValueError(f"`df` lacks column(s) {missing}.")
-    roles = model.state_.roles
-    if roles.future and future_df is None:
+    if not zero_shot and model.state_.roles.future and future_df is None:
         raise ValueError(
-            f"`future_df` is required: the model uses future-known covariates {list(roles.future)} "
+            f"`future_df` is required: the model uses future-known covariates {list(model.state_.roles.future)} "
             f"for the {model.horizon} periods after each series' end."
         )
     npartitions = max(df.npartitions, 1)
@@ -209,5 +223,5 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
     meta_frame = df._meta.reset_index() if in_place else df._meta
     meta = output_meta(model, method, meta_frame, options.get("include_padding", False))
     return dd.map_partitions(
-        _forecast_partition, history, future, shipped(model), method, meta, options, meta=meta, enforce_metadata=False
+        _forecast_partition, history, future, shipped(model, zero_shot), method, meta, options, meta=meta, enforce_metadata=False
     )
