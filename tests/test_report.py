@@ -230,7 +230,10 @@ def test_without_auto_ets_the_leaderboard_is_against_the_first_baseline_and_says
         assert float(s2s) > float(naive)
 
 
-@pytest.mark.parametrize("coverage, warned", [(0.746, "covered 74.6% of actuals (nominal 80%); it is too narrow"), (0.8, None)])
+@pytest.mark.parametrize(
+    "coverage, warned",
+    [(0.746, "covered 74.6% of a series' actuals on average (nominal 80%); it is too narrow"), (0.8, None)],
+)
 def test_coverage_warning_appears_exactly_when_coverage_is_outside_the_band(result, tmp_path, coverage, warned):
     metrics = result.metrics.copy()
     metrics.loc[metrics["model"] == "seq2seq", "coverage"] = coverage
@@ -352,7 +355,9 @@ def test_coverage_band_is_the_nominal_level_of_the_outermost_quantiles():
     assert coverage_warning(0.771, (0.1, 0.5, 0.9)) is None and coverage_warning(0.829, (0.9, 0.1)) is None
     assert "too narrow" in coverage_warning(0.769, (0.1, 0.5, 0.9)) and "too wide" in coverage_warning(0.831, (0.1, 0.9))
     assert coverage_warning(0.88, (0.05, 0.5, 0.95)) is None  # nominal 90%
-    assert "the 5-95% interval covered 80.0% of actuals (nominal 90%)" in coverage_warning(0.8, (0.05, 0.5, 0.95))
+    assert "the 5-95% interval covered 80.0% of a series' actuals on average (nominal 90%)" in coverage_warning(
+        0.8, (0.05, 0.5, 0.95)
+    )
     assert coverage_warning(0.2, (0.5,)) is None and coverage_warning(float("nan"), (0.1, 0.9)) is None
 
 

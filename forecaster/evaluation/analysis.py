@@ -42,11 +42,11 @@ def per_fold(metrics: pd.DataFrame, models: list[str], n_windows: int, cutoffs: 
 def calibration_by_fold(rates: pd.DataFrame, coverage: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per fold and model from ``calibration(by="fold")``: the outermost interval's coverage and the worst level.
 
-    ``coverage``: :func:`per_fold`'s table, whose ``coverage`` (the share of actuals inside the interval, as every
-    other table of the report counts it) is the one shown; without it, the column is empty. It is not the hit rate of
-    the highest level less that of the lowest: an actual equal to the lowest quantile (a closed period forecast at
-    zero) is inside the interval, and a hit at both levels. ``worst_level`` is the level whose hit rate lies furthest
-    from it, and ``off_points`` that distance in points.
+    ``coverage``: :func:`per_fold`'s table, whose ``coverage`` (each series' share of actuals inside the interval,
+    averaged over the fold's series, as every other table of the report counts it) is the one shown; without it, the
+    column is empty. It is not the hit rate of the highest level less that of the lowest: an actual equal to the lowest
+    quantile (a closed period forecast at zero) is inside the interval, and a hit at both levels. ``worst_level`` is the
+    level whose hit rate lies furthest from it, and ``off_points`` that distance in points.
     """
     if not len(rates):
         return pd.DataFrame(columns=["fold", "model", "coverage", "worst_level", "off_points"])

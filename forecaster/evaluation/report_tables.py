@@ -223,7 +223,8 @@ def coverage_warning(coverage: float | None, quantiles) -> str | None:
         return None
     direction = "too narrow" if coverage < nominal else "too wide"
     return (
-        f"> **Warning:** the {low * 100:g}-{high * 100:g}% interval covered {coverage * 100:.1f}% of actuals "
+        f"> **Warning:** the {low * 100:g}-{high * 100:g}% interval covered {coverage * 100:.1f}% of a series' actuals "
+        "on average "
         f"(nominal {nominal * 100:g}%); it is {direction} (flagged outside "
         f"{(nominal - COVERAGE_TOLERANCE) * 100:g}-{(nominal + COVERAGE_TOLERANCE) * 100:g}%)."
     )

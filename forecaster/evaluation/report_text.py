@@ -164,7 +164,7 @@ def second_line(summary: pd.DataFrame, result, verdict_words: str) -> str:
         )
     if "coverage" in summary and np.isfinite(summary.loc[MODEL, "coverage"]):
         parts.append(
-            f"its outermost interval held {summary.loc[MODEL, 'coverage'] * 100:.0f}% of actuals "
+            f"its outermost interval held {summary.loc[MODEL, 'coverage'] * 100:.0f}% of a series' actuals on average "
             f"({nominal_words(result.settings)})"
         )
     notes = baseline_notes(result.settings.get("baselines", ()), result.settings.get("season_length", 1))
