@@ -182,6 +182,18 @@ def test_a_model_from_pretrained_forecasts_a_dask_frame(client, data):
         model.explain(df=dd.from_pandas(df, npartitions=3))
 
 
+@pytest.mark.parametrize("dtype", ["Int64", "int64[pyarrow]"])
+def test_nullable_and_arrow_integer_ids_come_back_as_the_pandas_path_gives_them(client, data, plain, dtype):
+    """They came back as object ids from a Dask frame, int64 from a pandas one."""
+    if dtype.endswith("[pyarrow]"):
+        pytest.importorskip("pyarrow")
+    df, _ = data
+    df = df.assign(unique_id=df["unique_id"].str[1:].astype(int).astype(dtype))
+    expected = plain.predict(df=df)
+    assert expected["unique_id"].dtype == np.int64
+    _same(plain.predict(df=dd.from_pandas(df, npartitions=3)), expected, ["unique_id", "ds"])
+
+
 def test_the_callers_frames_are_left_alone(client, data, with_future):
     df, future = data
     before_df, before_future = df.copy(), future.copy()

@@ -118,7 +118,10 @@ def output_meta(model, method: str, df_meta: pd.DataFrame, include_padding: bool
     """The empty frame, with dtypes, that the pandas ``method`` returns for a ``df`` like ``df_meta``."""
     id_col, time_col = model.id_col, model.time_col
     given = df_meta[id_col].dtype
-    ids = given if isinstance(given, np.dtype) and given.kind in "iu" else np.dtype(object)
+    if isinstance(given, np.dtype) and given.kind in "iu":
+        ids = given
+    else:  # nullable and Arrow integers come back as the pandas path gives them: int64
+        ids = np.dtype("int64") if pd.api.types.is_integer_dtype(given) else np.dtype(object)
     given_times = df_meta[time_col].dtype  # a zone is in a numpy-backed dtype's ``tz``, or an Arrow one's
     tz = getattr(given_times, "tz", None) or getattr(getattr(given_times, "pyarrow_dtype", None), "tz", None)
     times = pd.DatetimeTZDtype("ns", tz) if tz is not None else np.dtype("datetime64[ns]")
