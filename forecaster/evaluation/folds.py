@@ -246,21 +246,22 @@ class FoldPlan:
 
     def fold_rows(self, frame: pd.DataFrame, fold: Fold) -> tuple[pd.DataFrame, pd.DataFrame | None]:
         """The fold's training rows and its future-known covariates, refused if anything reaches past its cutoff."""
-        train, future = fold_data(frame, fold, self.columns, self.roles)
+        train, future = fold_data(frame, fold, self.columns, self.roles, self.min_train)
         guard_fold(train, future, fold, self.columns, self.roles)
         return train, future
 
 
 def fold_data(
-    frame: pd.DataFrame, fold: Fold, columns: Columns, roles: CovariateRoles
+    frame: pd.DataFrame, fold: Fold, columns: Columns, roles: CovariateRoles, min_train: int = 0
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The fold's training rows (``ds <= cutoff``) and its future-known covariates for the horizon."""
+    """The fold's training rows (``ds <= cutoff``) and its future-known covariates for the horizon; a sliding window
+    holds at least ``min_train`` rows from its first observed target (``_window_starts``)."""
     part = frame[frame[columns.id].isin(fold.cutoffs.index)]
     ids, times = part[columns.id], part[columns.time]
     cut = ids.map(fold.cutoffs)
     in_train = times <= cut
     if fold.history_starts is not None:
-        in_train &= times >= ids.map(_window_starts(part, fold, columns))
+        in_train &= times >= ids.map(_window_starts(part, fold, columns, min_train))
     train = part.loc[in_train.to_numpy()]
     if not roles.future:
         return train, None
@@ -268,19 +269,20 @@ def fold_data(
     return train, part.loc[in_horizon.to_numpy(), [columns.id, columns.time, *roles.future]]
 
 
-def _window_starts(part: pd.DataFrame, fold: Fold, columns: Columns) -> pd.Series:
+def _window_starts(part: pd.DataFrame, fold: Fold, columns: Columns, min_train: int) -> pd.Series:
     """Each series' first timestamp in a sliding fold: its ``history_starts``, or, where that falls in a run of missing
-    targets, the last observed target before it. Every window then begins on an observed target and holds at least
-    its nominal span of observed history, as the model and the baselines read a series from its first observed target
-    (a window starting inside a gap left a late-starting series fewer periods than the baselines need)."""
+    targets and leaves fewer than ``min_train`` rows from the first observed target to the cutoff, the last observed
+    target before it. The model and the baselines read a series from its first observed target: such a window left a
+    late-starting series fewer periods than the baselines need (they failed on it)."""
     ids, times = part[columns.id], part[columns.time]
     starts = fold.history_starts
-    start = ids.map(starts)
-    observed = part[columns.target].notna() & (times <= ids.map(fold.cutoffs))
-    first_inside = times.where(observed & (times >= start)).groupby(ids, observed=True).min()
-    last_before = times.where(observed & (times < start)).groupby(ids, observed=True).max()
-    in_gap = (first_inside.reindex(starts.index) > starts) & last_before.reindex(starts.index).notna()
-    return starts.where(~in_gap, last_before.reindex(starts.index))
+    start, cut = ids.map(starts), ids.map(fold.cutoffs)
+    observed = part[columns.target].notna() & (times <= cut)
+    first_inside = times.where(observed & (times >= start)).groupby(ids, observed=True).min().reindex(starts.index)
+    last_before = times.where(observed & (times < start)).groupby(ids, observed=True).max().reindex(starts.index)
+    held = ((times >= ids.map(first_inside)) & (times <= cut)).groupby(ids, observed=True).sum().reindex(starts.index)
+    short = (first_inside > starts) & (held < min_train) & last_before.notna()
+    return starts.where(~short, last_before)
 
 
 def guard_fold(train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, columns: Columns, roles: CovariateRoles) -> None:
