@@ -281,8 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     explain.set_defaults(func=_explain_once)
     args = parser.parse_args(argv)
     command = commands.choices[args.command]
-    # Only the main thread may set a handler (main() called from another thread keeps the default).
-    installed = threading.current_thread() is threading.main_thread()
+    # Only the main thread may set a handler; a SIGTERM the launcher ignores (``trap '' TERM``) stays ignored.
+    installed = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
     previous = signal.signal(signal.SIGTERM, _terminated) if installed else None
     try:
         return args.func(args)

@@ -74,6 +74,34 @@ def test_a_sliding_window_that_starts_in_a_gap_reaches_back_to_an_observed_targe
     assert scored.loc[scored["unique_id"] == "s2", "cutoff"].nunique() == 3 - len(skipped)
 
 
+def test_a_sliding_window_inside_a_gap_up_to_its_cutoff_reaches_back_too():
+    """A window whose gap ran to its cutoff held no observed target: seasonal naive was NaN there and silently left
+    unscored."""
+    rng = np.random.default_rng(0)
+    t = np.arange(60)
+    df = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "unique_id": f"s{i}",
+                    "ds": pd.date_range("2000-01-01", periods=60, freq="MS"),
+                    "y": 100 + 5 * np.sin(t) + rng.random(60),
+                }
+            )
+            for i in range(3)
+        ],
+        ignore_index=True,
+    )
+    position = (df["ds"].dt.year - 2000) * 12 + df["ds"].dt.month - 1
+    df = df[~((df["unique_id"] == "s2") & (position < 29))].copy()
+    position = (df["ds"].dt.year - 2000) * 12 + df["ds"].dt.month - 1
+    df.loc[(df["unique_id"] == "s2") & position.between(41, 53), "y"] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the network's window holds nothing there: warned, and scored in WQL only
+        result = backtest(fast_model(), df, n_windows=3, window="sliding", baselines=("seasonal_naive",), progress=False)
+    assert np.isfinite(result.forecasts["seasonal_naive"]).all()
+
+
 def test_a_sliding_backtest_scores_a_series_too_short_for_its_first_fold():
     df, _ = make_panel(n_series=4, length=40, seed=3, short_share=0.0, missing_share=0.0)
     late = df[df["unique_id"] == "S000"].tail(26)  # 8 periods up to the first cutoff, 14 to the second
@@ -356,17 +384,16 @@ def test_a_backtest_says_each_warning_once_at_the_callers_line():
     assert len({(w.category, str(w.message)) for w in caught}) == len(caught)
 
 
-def test_the_backtests_season_length_is_the_models_too_where_the_model_infers_its_own(data):
-    """backtest(season_length=4) moved the baselines and the MASE scale; the model kept its inferred 12 and the report
-    read "season 4" above settings that said 12."""
+def test_a_backtests_season_length_that_the_model_does_not_fit_with_is_said(data):
+    """backtest(season_length=4) moved the baselines and the MASE scale while the model fitted with its inferred 12, and
+    the report read "season 4" above settings that said 12, without a word."""
     frame = data[["unique_id", "ds", "y"]]
-    result = backtest(fast_model(), frame, n_windows=1, season_length=4, baselines=("seasonal_naive",), progress=False)
-    assert result.last_model.season_length_ == 4
-    with pytest.warns(UserWarning, match=r"the model keeps its own season_length=12"):
-        kept = backtest(
-            fast_model(season_length=12), frame, n_windows=1, season_length=4, baselines=("seasonal_naive",), progress=False
-        )
-    assert kept.last_model.season_length_ == 12
+    with pytest.warns(UserWarning, match=r"the model fits with the one its frequency gives, season_length=12"):
+        result = backtest(fast_model(), frame, n_windows=1, season_length=4, baselines=("seasonal_naive",), progress=False)
+    assert result.last_model.season_length_ == 12  # the model scored is the one fit builds
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        backtest(fast_model(season_length=4), frame, n_windows=1, season_length=4, baselines=("seasonal_naive",), progress=False)
 
 
 def test_a_baseline_named_twice_is_refused_before_any_fold_runs(data):

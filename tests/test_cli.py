@@ -466,3 +466,18 @@ def test_sigterm_while_a_report_is_written_leaves_nothing_behind(tmp_path):
     assert done.returncode == 143, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "forecaster backtest: terminated."
     assert list(out.iterdir()) == []
+
+
+def test_a_sigterm_the_launcher_ignores_stays_ignored(monkeypatch, tmp_path):
+    """The handler replaced an inherited SIG_IGN (`trap '' TERM`): a command that ignored SIGTERM then exited 143."""
+    import signal
+
+    seen = []
+    monkeypatch.setattr(studies, "run_study", lambda *a, **k: seen.append(signal.getsignal(signal.SIGTERM)) or 1 / 0)
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with pytest.raises(ZeroDivisionError):
+            main(["backtest", str(tmp_path / "study.toml"), "--out", str(tmp_path / "r")])
+        assert seen == [signal.SIG_IGN] and signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -166,8 +166,14 @@ def test_a_time_zone_in_an_arrow_dtype_and_text_with_offsets(client, data, plain
     expected = plain.predict(df=df.assign(ds=df["ds"].dt.tz_localize("UTC")))
     _same(plain.predict(df=dd.from_pandas(arrow, npartitions=2)), expected, ["unique_id", "ds"])
     text = df.assign(ds=df["ds"].dt.strftime("%Y-%m-%dT%H:%M:%S+00:00"))
-    with pytest.raises(ValueError, match=r"Column `ds` of the Dask `df` is text with UTC offsets .* dd.to_datetime"):
+    with pytest.raises(ValueError, match=r"Column `ds` of the Dask `df` is text with UTC offsets: .* dd.to_datetime"):
         plain.predict(df=dd.from_pandas(text, npartitions=2)).compute()
+    # Local midnights across a daylight-saving change: whatever a partition holds (one offset or two), refused alike.
+    summer = df["ds"].dt.month.between(4, 9)
+    written = df["ds"].dt.strftime("%Y-%m-%dT00:00:00") + np.where(summer, "+03:00", "+02:00")
+    for npartitions in (1, 13):
+        with pytest.raises(ValueError, match=r"text with UTC offsets"):
+            plain.predict(df=dd.from_pandas(df.assign(ds=written), npartitions=npartitions)).compute()
 
 
 def test_a_model_from_pretrained_forecasts_a_dask_frame(client, data):
@@ -180,17 +186,34 @@ def test_a_model_from_pretrained_forecasts_a_dask_frame(client, data):
     _same(model.predict(df=dd.from_pandas(df, npartitions=3)), model.predict(df=df), ["unique_id", "ds"])
     with pytest.raises(ValueError, match="`explain` of a model from `from_pretrained` takes a pandas `df`"):
         model.explain(df=dd.from_pandas(df, npartitions=3))
+    # A new series of two rows alone in its partition: the frequency is the panel's, read once (it was read partition
+    # by partition, and two timestamps cannot tell one).
+    new = pd.DataFrame({"unique_id": "NEW", "ds": pd.date_range("2010-01-01", periods=2, freq="MS"), "y": [5.0, 6.0]})
+    keys = {n: series_partition(pd.Series([*df["unique_id"].unique(), "NEW"]), n) for n in range(8, 64)}
+    alone = next(n for n, key in keys.items() if (key[:-1] != key[-1]).all())
+    panel = pd.concat([df, new], ignore_index=True)
+    _same(model.predict(df=dd.from_pandas(panel, npartitions=alone)), model.predict(df=panel), ["unique_id", "ds"])
 
 
-@pytest.mark.parametrize("dtype", ["Int64", "int64[pyarrow]"])
-def test_nullable_and_arrow_integer_ids_come_back_as_the_pandas_path_gives_them(client, data, plain, dtype):
-    """They came back as object ids from a Dask frame, int64 from a pandas one."""
-    if dtype.endswith("[pyarrow]"):
+def test_a_fitted_model_from_pretrained_explains_a_dask_frame(client, data):
+    """`from_pretrained(...).fit(df)` then `explain` of a Dask frame was refused as if the model were not fitted."""
+    from forecaster import Seq2SeqForecaster
+
+    df, _ = data
+    df = df[["unique_id", "ds", "y"]]
+    model = Seq2SeqForecaster.from_pretrained(horizon=HORIZON, progress=False).fit(df)
+    _same(model.explain(df=dd.from_pandas(df, npartitions=2)), model.explain(df=df), ["unique_id", "ds", "step", "ds_history"])
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "int64[pyarrow]", "UInt8", "int32[pyarrow]", "category"])
+def test_integer_ids_of_any_dtype_come_back_as_the_pandas_path_gives_them(client, data, plain, dtype):
+    """Nullable, Arrow and categorical integer ids came back as objects, or as int64 where pandas kept their width."""
+    if "[pyarrow]" in dtype:
         pytest.importorskip("pyarrow")
     df, _ = data
     df = df.assign(unique_id=df["unique_id"].str[1:].astype(int).astype(dtype))
     expected = plain.predict(df=df)
-    assert expected["unique_id"].dtype == np.int64
+    assert expected["unique_id"].dtype.kind in "iu"
     _same(plain.predict(df=dd.from_pandas(df, npartitions=3)), expected, ["unique_id", "ds"])
 
 

@@ -271,9 +271,9 @@ def fold_data(
 
 def _window_starts(part: pd.DataFrame, fold: Fold, columns: Columns, min_train: int) -> pd.Series:
     """Each series' first timestamp in a sliding fold: its ``history_starts``, or, where that falls in a run of missing
-    targets and leaves fewer than ``min_train`` rows from the first observed target to the cutoff, the last observed
-    target before it. The model and the baselines read a series from its first observed target: such a window left a
-    late-starting series fewer periods than the baselines need (they failed on it)."""
+    targets and leaves fewer than ``min_train`` rows from the first observed target to the cutoff (none, where the run
+    reaches the cutoff), the last observed target before it. The model and the baselines read a series from its first
+    observed target: such a window left a late-starting series fewer periods than the baselines need."""
     ids, times = part[columns.id], part[columns.time]
     starts = fold.history_starts
     start, cut = ids.map(starts), ids.map(fold.cutoffs)
@@ -281,7 +281,7 @@ def _window_starts(part: pd.DataFrame, fold: Fold, columns: Columns, min_train: 
     first_inside = times.where(observed & (times >= start)).groupby(ids, observed=True).min().reindex(starts.index)
     last_before = times.where(observed & (times < start)).groupby(ids, observed=True).max().reindex(starts.index)
     held = ((times >= ids.map(first_inside)) & (times <= cut)).groupby(ids, observed=True).sum().reindex(starts.index)
-    short = (first_inside > starts) & (held < min_train) & last_before.notna()
+    short = (first_inside.isna() | (first_inside > starts)) & (held < min_train) & last_before.notna()
     return starts.where(~short, last_before)
 
 
@@ -331,20 +331,19 @@ def warn_ragged_cutoffs(folds: list[Fold], id_col: str) -> None:
 
 
 def fold_template(model, offset: pd.DateOffset, season_length: int | None):
-    """The unfitted model every fold clones: ``model`` at the data's frequency, and with the backtest's
-    ``season_length`` where the model infers its own (a season given to the backtest is the model's too, not only
-    the baselines' and MASE's). A model with a season of its own keeps it, with a warning when the two differ."""
-    season = {}
-    if season_length is not None and model.season_length is None:
-        season = {"season_length": season_length}
-    elif season_length is not None and model.season_length != season_length:
+    """The unfitted model every fold clones: ``model`` at the data's frequency. The backtest's ``season_length`` sets
+    the baselines' season and the MASE scale only (the model's season decides its window and whether the shipped
+    prior serves it, so the model scored is the one ``fit`` builds); where the two differ, a warning says so."""
+    fitted_with = model.season_length or season_length_for(offset)
+    if season_length is not None and season_length != fitted_with:
+        where = "its own" if model.season_length else "the one its frequency gives"
         warnings.warn(
-            f"backtest(season_length={season_length}) sets the baselines' season and the MASE scale; the model keeps its "
-            f"own season_length={model.season_length}.",
+            f"backtest(season_length={season_length}) sets the baselines' season and the MASE scale; the model fits with "
+            f"{where}, season_length={fitted_with}. Set it on the model to change the model's.",
             UserWarning,
             stacklevel=user_stacklevel(),
         )
-    return clone(model).set_params(freq=offset.freqstr, **season)
+    return clone(model).set_params(freq=offset.freqstr)
 
 
 def check_not_fitted_past(model, first: Fold) -> None:

@@ -17,8 +17,9 @@ calculate_divisions=True)`` on files sorted by id) already holds each series in 
 forecast where it lies, without the shuffle, and ``future_df`` is split at its divisions.
 
 Rows are validated partition by partition when the result is computed, with the pandas path's messages.
-What needs no data is checked at once: the model is fitted and unchanged, the id and time columns exist,
-and a future frame is there when the model needs one.
+What needs no data is checked at once: the model is fitted and unchanged (or an unfitted model from
+``from_pretrained``, whose frequency is then read once from the first non-empty partition), the id and time columns
+exist, and a future frame is there when the model needs one.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
+from ..data.frequency import infer_offset
+from ..data.validation import columns_and_roles
 from ..engines import is_dask_frame
 from ..model.inference import accountable
 from ..model.outputs import quantile_column
+from .dask_fit import head_rows
 
 __all__ = ["forecast_frames", "series_partition"]
 
@@ -118,10 +122,11 @@ def output_meta(model, method: str, df_meta: pd.DataFrame, include_padding: bool
     """The empty frame, with dtypes, that the pandas ``method`` returns for a ``df`` like ``df_meta``."""
     id_col, time_col = model.id_col, model.time_col
     given = df_meta[id_col].dtype
-    if isinstance(given, np.dtype) and given.kind in "iu":
-        ids = given
-    else:  # nullable and Arrow integers come back as the pandas path gives them: int64
-        ids = np.dtype("int64") if pd.api.types.is_integer_dtype(given) else np.dtype(object)
+    # Integer ids come back as numpy integers of their width (as the pandas path gives them), whether given as numpy,
+    # nullable or Arrow integers, or as categories of integers; any other id as objects.
+    base = given.categories.dtype if isinstance(given, pd.CategoricalDtype) else given
+    numpy = base if isinstance(base, np.dtype) else getattr(base, "numpy_dtype", None)
+    ids = numpy if isinstance(numpy, np.dtype) and numpy.kind in "iu" else np.dtype(object)
     given_times = df_meta[time_col].dtype  # a zone is in a numpy-backed dtype's ``tz``, or an Arrow one's
     tz = getattr(given_times, "tz", None) or getattr(getattr(given_times, "pyarrow_dtype", None), "tz", None)
     times = pd.DatetimeTZDtype("ns", tz) if tz is not None else np.dtype("datetime64[ns]")
@@ -147,21 +152,35 @@ def _forecast_partition(
     future = None if future is None else _plain(future, model.id_col)
     if history.empty:  # rows of ``future_df`` whose series ``df`` lacks are not read, as on the pandas path
         return meta.copy()
+    _refuse_offset_text(history[model.time_col], model.time_col)
     out = getattr(model, method)(df=history, future_df=future, **options)
-    time_col = model.time_col
-    zone = getattr(out[time_col].dtype, "tz", None)
-    if zone is not None and getattr(meta[time_col].dtype, "tz", None) is None:
+    return out.astype(meta.dtypes.to_dict())
+
+
+def _refuse_offset_text(times: pd.Series, time_col: str) -> None:
+    """Text timestamps with UTC offsets are refused in every partition, whatever its rows: how the pandas path reads
+    them (local dates, or instants in UTC) depends on all of them, and the result's zone must be known before any
+    partition is read."""
+    if not (pd.api.types.is_object_dtype(times) or pd.api.types.is_string_dtype(times)) or not len(times):
+        return
+    if times.astype(str).str.strip().str.contains(r"(?:Z|[+-]\d{2}:?\d{2})$", regex=True).any():
         raise ValueError(
-            f"Column `{time_col}` of the Dask `df` is text with UTC offsets (read as {zone}): a Dask result's time zone "
-            "must be known from the frame's dtype before any partition is read. Parse the column first, e.g. "
+            f"Column `{time_col}` of the Dask `df` is text with UTC offsets: a Dask result's time zone must be known from "
+            "the frame's dtype before any partition is read. Parse the column first, e.g. "
             f"df['{time_col}'] = dd.to_datetime(df['{time_col}'], utc=True), then .dt.tz_convert(<zone>) for local times."
         )
-    return out.astype(meta.dtypes.to_dict())
 
 
 def _plain(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
     """A partition with a plain index: the id back as a column when it was the index, the partition key dropped."""
     return part.reset_index(drop=part.index.name != id_col)
+
+
+def _panel_offset(history: dd.DataFrame, model) -> pd.DateOffset:
+    """The frequency of a panel of whole series, read from a few hundred of them (the first non-empty partition)."""
+    columns, roles = columns_and_roles(model.get_params())
+    head = head_rows(history, columns, roles)
+    return infer_offset(head[columns.time], head[columns.id])
 
 
 def shipped(model, zero_shot: bool = False):
@@ -183,7 +202,8 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
         ValueError: ``df`` lacks the id or time column, or ``future_df`` is None for a model with
             future-known covariates.
     """
-    zero_shot = getattr(model, "_follows_data", False)  # from ``from_pretrained``: the prior serves each partition
+    # An unfitted model from ``from_pretrained``: the prior serves each partition (a fitted one forecasts as any other).
+    zero_shot = getattr(model, "_follows_data", False) and not hasattr(model, "network_")
     if zero_shot and method != "predict":
         raise ValueError(
             "`explain` of a model from `from_pretrained` takes a pandas `df`: call .compute() on it, or fit the model."
@@ -223,6 +243,9 @@ def forecast_frames(model, method: str, df, future_df, **options) -> dd.DataFram
         if missing:
             raise ValueError(f"`future_df` lacks column(s) {missing}.")
         future = _on_divisions(future_df, id_col, df.divisions) if in_place else by_series(future_df, id_col, npartitions)
+    if zero_shot and model.freq is None:  # read once, as a fitted model's is, not partition by partition
+        model = copy.copy(model)
+        model.freq = _panel_offset(history, model).freqstr
     meta_frame = df._meta.reset_index() if in_place else df._meta
     meta = output_meta(model, method, meta_frame, options.get("include_padding", False))
     return dd.map_partitions(
