@@ -22,6 +22,7 @@ from .report_text import (
     FOLDED,
     OVERVIEW_NOTE,
     PER_SERIES_NOTE,
+    RELATIVE_NOTE,
     STEP_NOTE,
     attention_facts,
     figure,
@@ -38,6 +39,7 @@ __all__ = [
     "METHOD",
     "OVERVIEW_NOTE",
     "PER_SERIES_NOTE",
+    "RELATIVE_NOTE",
     "REPORT_FILES",
     "STEP_NOTE",
     "representative_series",
@@ -244,7 +246,13 @@ def _markdown(result, summary, attention_md, figures, notes, picks, title) -> st
         # the same comparison as a distribution, folded beneath it.
         parts += _side_by_side(figures, ("mase_per_series", "seq2seq against the baselines, per series"))
         if "relative_mase" in figures:
-            parts += ["### Relative MASE, the distribution", "", *_side_by_side(figures, ("relative_mase", "Relative MASE"))]
+            parts += [
+                "### Relative MASE, the distribution",
+                "",
+                RELATIVE_NOTE,
+                "",
+                *_side_by_side(figures, ("relative_mase", "Relative MASE")),
+            ]
     parts += tables(result, summary, reference)
     if attention_md:
         parts += ["## Attention", "", attention_md, ""]

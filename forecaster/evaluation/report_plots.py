@@ -60,12 +60,15 @@ def plot_relative(metrics: pd.DataFrame, models: list[str], folder: Path) -> str
         return None
     fig, ax = plt.subplots(figsize=(8, 3.6))
     bins = np.linspace(-2, 2, 41)
+    beyond = 0
     for model, ratio in ratios.items():
+        beyond += int((ratio.abs() > 2).sum())
         ax.hist(ratio.clip(-2, 2), bins=bins, alpha=0.5, label=f"{model} (median ratio {2 ** ratio.median():.2f})")
     ax.axvline(0, color="k", lw=0.8)
     ax.set_xlabel("log2(MASE / AutoETS MASE) per series and fold (left of 0: better than AutoETS)")
     ax.set_ylabel("count")
-    ax.set_title("Per-series MASE relative to AutoETS", loc="left")
+    counted = f" ({beyond} beyond 4x either way, in the end bins)" if beyond else ""
+    ax.set_title(f"Per-series MASE relative to AutoETS{counted}", loc="left")
     literal(ax.legend(fontsize=8))
     return save(fig, folder, "relative_mase.png")
 
@@ -107,7 +110,8 @@ def plot_overview(forecasts: pd.DataFrame, data: pd.DataFrame, picks: dict, fold
 
 def plot_per_series(metrics: pd.DataFrame, baselines: list[str], folder: Path) -> str | None:
     """Per series, seq2seq's mean MASE against each baseline's (over the folds both scored): below the diagonal,
-    seq2seq forecast that series better. Axes end at the 98th percentile (points beyond it sit on the edge)."""
+    seq2seq forecast that series better. Axes end at the 98th percentile: points beyond it sit on the edge, as red
+    triangles counted in the title."""
     pairs = paired_with(metrics, baselines)
     if not pairs:
         return None
@@ -116,13 +120,16 @@ def plot_per_series(metrics: pd.DataFrame, baselines: list[str], folder: Path) -
         x, y = table[f"{baseline}_mase"].to_numpy(float), table[f"{MODEL}_mase"].to_numpy(float)
         top = float(np.nanquantile(np.concatenate([x, y]), 0.98)) * 1.05 or 1.0
         better = better_and_worse(table)[0]
-        ax.scatter(np.minimum(x, top), np.minimum(y, top), s=12, color="C0", alpha=0.7)
+        edge = (x > top) | (y > top)  # drawn on the edge, as triangles, and counted in the title
+        ax.scatter(x[~edge], y[~edge], s=12, color="C0", alpha=0.7)
+        ax.scatter(np.minimum(x[edge], top), np.minimum(y[edge], top), s=24, color="C3", marker="^", clip_on=False)
         ax.plot([0, top], [0, top], color="0.5", lw=0.8, ls="--")
         ax.set_xlim(0, top)
         ax.set_ylim(0, top)
         ax.set_xlabel(f"{label(baseline)} MASE", fontsize=8)
         ax.set_ylabel("seq2seq MASE", fontsize=8)
-        ax.set_title(f"vs {label(baseline)}: seq2seq better on {better} of {len(table)}", loc="left", fontsize=9)
+        off = f"; {int(edge.sum())} beyond the axes (on the edge)" if edge.any() else ""
+        ax.set_title(f"vs {label(baseline)}: seq2seq better on {better} of {len(table)}{off}", loc="left", fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
     return save(fig, folder, "mase_per_series.png")

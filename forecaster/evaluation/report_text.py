@@ -39,9 +39,13 @@ STEP_NOTE = (
     "below the forecast, which for a calibrated forecast lies on the diagonal."
 )
 PER_SERIES_NOTE = (
-    "Left: one point per series, its mean MASE under each baseline (across) and under seq2seq (up), over the folds "
-    "both scored; below the dashed line, seq2seq forecast that series better. Right: per series and fold, seq2seq's "
-    "MASE over AutoETS's on a log2 scale (left of 0: seq2seq is better)."
+    "One panel per baseline: a point per series, its mean MASE under the baseline (across) and seq2seq (up) over the "
+    "folds both scored; below the dashed line, seq2seq did better. Axes end at the 98th percentile: series beyond sit "
+    "on the edge as triangles, counted in the title."
+)
+RELATIVE_NOTE = (
+    "Per series and fold, each model's MASE over AutoETS's on a log2 scale (left of 0: better than AutoETS); ratios "
+    "beyond 4x either way are counted in the end bins, and the title says how many."
 )
 
 # Every column a report's tables or CSVs show, in words: (as shown, as in the CSVs or None, what it is).
