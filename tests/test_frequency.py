@@ -426,3 +426,14 @@ def test_fiscal_years_forecast_as_calendar_years_do():
         assert model.fit_plan_.units["trend_line"] and model.fit_plan_.start == "prior"
         forecasts.append(model.predict()["y_hat"].to_numpy())
     np.testing.assert_allclose(forecasts[0], forecasts[1])
+
+
+def test_a_frequency_that_cannot_be_inferred_is_named_by_the_users_time_column():
+    """With time_col="day" the error said "Could not infer the frequency of `ds`", a column the frame does not have."""
+    from conftest import fast_model
+
+    days = pd.to_datetime(["2024-01-01", "2024-01-02", "2024-01-05", "2024-01-09", "2024-01-10"])
+    df = pd.DataFrame({"sku": "a", "day": days, "units": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    model = fast_model(horizon=2, id_col="sku", time_col="day", target_col="units")
+    with pytest.raises(ValueError, match=r"Could not infer the frequency of `day`"):
+        model.fit(df)

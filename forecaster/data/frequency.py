@@ -158,7 +158,7 @@ def season_spans_a_year(offset: pd.DateOffset, season_length: int) -> bool:
 
 
 def infer_offset(times: pd.Series, ids: pd.Series) -> pd.DateOffset:
-    """Infer one frequency for the whole panel from the series' own timestamps.
+    """Infer one frequency for the whole panel from the series' own timestamps (``times``, named as the user's column).
 
     Raises:
         ValueError: the frequency cannot be determined, or series disagree (mixed frequency).
@@ -173,30 +173,34 @@ def infer_offset(times: pd.Series, ids: pd.Series) -> pd.DateOffset:
         if alias is None:
             continue
         found.setdefault(alias, series_id)
+    column = times.name if isinstance(times.name, str) else "ds"
     if not found:
-        raise ValueError(_not_inferred(grouped if len(candidates) else None))
+        raise ValueError(_not_inferred(grouped if len(candidates) else None, column))
     if len(found) > 1:
         detail = ", ".join(f"series {sid!r} looks {alias!r}" for alias, sid in list(found.items())[:3])
-        raise ValueError(f"Mixed frequencies in `ds`: {detail}. Pass `freq` or split the panel.")
+        raise ValueError(f"Mixed frequencies in `{column}`: {detail}. Pass `freq` or split the panel.")
     return normalise_freq(next(iter(found)))
 
 
-def _not_inferred(grouped) -> str:
+def _not_inferred(grouped, column: str) -> str:
     """Why no frequency was inferred: too few timestamps per series, or no spacing pandas can name."""
     if grouped is None:
-        return "Could not infer the frequency of `ds`: no series has 3 timestamps; pass `freq`, e.g. freq='MS' for monthly data."
+        return (
+            f"Could not infer the frequency of `{column}`: no series has 3 timestamps; pass `freq`, e.g. freq='MS' for "
+            "monthly data."
+        )
     series_id, ds = next(iter(grouped))
     stamps = pd.DatetimeIndex(ds.to_numpy()).sort_values()
     shown = ", ".join(str(t.date()) if t == t.normalize() else str(t) for t in stamps[:3])
     message = (
-        f"Could not infer the frequency of `ds`: no series is spaced as pandas can name (gaps or irregular dates; series "
+        f"Could not infer the frequency of `{column}`: no series is spaced as pandas can name (gaps or irregular dates; series "
         f"{series_id!r}: {shown}, ...). Pass `freq`, e.g. freq='D' or 'MS' (with `fill_gaps=True` where periods are missing)."
     )
     months = stamps.to_period("M").asi8
     if (stamps.day == stamps.day[0]).all() and stamps.day[0] > 1 and (np.diff(months) >= 1).all():
         message += (
             f" Monthly dates on day {stamps.day[0]} have no pandas alias: date each month by its start "
-            "(`df['ds'] = df['ds'].dt.to_period('M').dt.to_timestamp()`) and pass freq='MS'."
+            f"(`df['{column}'] = df['{column}'].dt.to_period('M').dt.to_timestamp()`) and pass freq='MS'."
         )
     return message
 
