@@ -172,3 +172,30 @@ def test_a_near_miss_is_named_at_the_time_the_users_data_has():
     frame = pd.DataFrame({"unique_id": "q", "ds": hours, "y": calls, "open": open_})
     (note,) = near_misses(frame, "y", ["open"], "unique_id", "ds", "utc:Europe/Helsinki")
     assert "series 'q' at 2024-06-04 09:00:00+03:00, 4)" in note
+
+
+def test_a_flag_value_seen_only_on_rows_without_a_target_is_named_with_what_to_do():
+    """A shop export that leaves its closed days empty: `open=0` was never learnt as a closure, the closed days of the
+    horizon were forecast as open ones, and nothing said why."""
+    from conftest import fast_model
+
+    rng = np.random.default_rng(0)
+    days = pd.date_range("2023-01-01", periods=200, freq="D")
+    open_ = np.where(days.dayofweek == 6, 0.0, 1.0)  # closed on Sundays
+    frames = []
+    for i in range(3):
+        units = np.where(open_ == 1, rng.poisson(10 + i, len(days)), np.nan)  # nothing recorded on closed days
+        frames.append(pd.DataFrame({"sku": f"p{i}", "day": days, "units": units, "open": open_}))
+    df = pd.concat(frames, ignore_index=True)
+    model = fast_model(
+        horizon=7, input_size=14, max_steps=3, future_covariates=["open"], id_col="sku", time_col="day", target_col="units"
+    )
+    with pytest.warns(UserWarning, match=r"open=0 occurs on 84 rows, none with an observed `units` \(the first: series 'p0' at "):
+        model.fit(df)
+    assert model.closed_when_ == {}
+    recorded = df.assign(units=df["units"].fillna(0.0))  # the closed days recorded as zeros: learnt, and no such note
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(recorded)
+    assert model.closed_when_ == {"open": [0.0]}
+    assert not [w for w in caught if "none with an observed" in str(w.message)]

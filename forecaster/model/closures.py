@@ -112,6 +112,39 @@ def near_misses(
     return notes
 
 
+def never_observed(
+    frame: pd.DataFrame, target: str, future: Sequence[str], id_col: str, time_col: str, tz: str | None = None
+) -> list[str]:
+    """Notes on the values of a numeric future-known flag or code that occur in the history only on rows without an
+    observed target (a shop export that leaves its closed days empty): the network never saw what they mean, so a
+    horizon period holding one is forecast as the others, and the closure rule cannot learn them. Each note names the
+    covariate, the value, its rows and the first of them, and what to do."""
+    y = frame[target].to_numpy(dtype=np.float64)
+    observed = np.isfinite(y)
+    notes = []
+    for name in future:
+        if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
+            continue
+        x = frame[name].to_numpy(dtype=np.float64)
+        present = np.isfinite(x)
+        values = np.unique(x[present])
+        if len(values) > MAX_CODES:
+            continue
+        seen = np.unique(x[present & observed])
+        for value in values[~np.isin(values, seen)][:MAX_CLOSED_VALUES]:
+            rows = np.flatnonzero(present & (x == value))
+            if len(rows) < MIN_CLOSED_ROWS:
+                continue
+            first = rows[0]
+            notes.append(
+                f"{name}={value:g} occurs on {len(rows)} rows, none with an observed `{target}` (the first: series "
+                f"{frame[id_col].iloc[first]!r} at {shown_time(frame[time_col].iloc[first], tz)}): the model never saw "
+                f"what it means, and forecasts such periods as the others. If they are closed, record `{target}` as 0 "
+                f"there, or declare closed_when={{{name!r}: {value:g}}} to forecast them at zero."
+            )
+    return notes
+
+
 def resolve_closures(value: Any, frame: pd.DataFrame, target: str, future: Sequence[str]) -> dict[str, list[float]]:
     """``closed_when`` resolved for a fit on ``frame``: learnt (``"history"``), none (None), or as declared.
 

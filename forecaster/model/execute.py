@@ -19,7 +19,7 @@ from ..data.panel import Panel, padding_expected, refuse_short
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns
 from .calibration import HoldOut
-from .closures import LEARN, near_misses, resolve_closures
+from .closures import LEARN, near_misses, never_observed, resolve_closures
 from .covariate_check import check_covariates, unused_note
 from .covariate_screen import kept_aside_note, screen_covariates, screened_note
 from .fitting import calibrated, network_config, training_job, with_blend_recorded
@@ -206,6 +206,7 @@ def _run(
     network.eval()
     if isinstance(params["closed_when"], str) and params["closed_when"] == LEARN and roles.future:
         misses = near_misses(frame, columns.target, roles.future, columns.id, columns.time, tz)
+        misses += never_observed(frame, columns.target, roles.future, columns.id, columns.time, tz)
         plan = replace(plan, notes=(*plan.notes, *misses)) if misses else plan
     if floor_rule(params) == FLOOR_RULES[0]:  # the default floor, which a few negative targets take from a series
         negatives = few_negatives_note(frame, columns.id, columns.time, columns.target, tz)
