@@ -23,6 +23,7 @@ import suite
 from forecaster import Seq2SeqForecaster
 from forecaster.data.features import fit_features
 from forecaster.data.validation import clean_history
+from forecaster.model.closures import closed_steps, resolve_closures
 from forecaster.model.covariate_screen import screen_covariates
 from forecaster.model.inference import model_panel
 from forecaster.model.plan import panel_facts, plan_fit
@@ -43,7 +44,9 @@ def screened(df: pd.DataFrame, horizon: int, season: int, freq: str, future: tup
     plan = plan_fit(params, facts)
     features = fit_features(frame, "unique_id", facts.roles)
     panel = model_panel(frame, model._columns(), facts.roles, features, facts.offset, horizon, dict(plan.units))
-    result = screen_covariates(panel, plan.units["season_length"])
+    closing = resolve_closures(params["closed_when"], frame, "y", list(future))
+    closed = closed_steps(closing, panel.future_names, panel.future, features.numeric) if closing else None
+    result = screen_covariates(panel, plan.units["season_length"], closed)
     scratch = plan.start == "scratch" and not plan.prior_check
     if result is None:
         return {"screens": scratch, "closest": None, "t": math.nan, "bar": math.nan, "units": 0, "set aside": ""}

@@ -73,6 +73,15 @@ def test_study_spec_can_name_a_csv_with_its_own_column_names(tmp_path):
     result, spec = run_study(tmp_path / "study.toml", progress=False)
     assert result.settings["model_params"]["future_covariates"] == ["promo"]
     assert set(result.forecasts["unique_id"]) == set(df["unique_id"]) and result.settings["data"] == "sales.csv"
+    # The model reads the file under its own names, which the report and every message then use: renamed to
+    # unique_id, ds and y, the report described "series id `unique_id`" and errors listed columns the file lacks.
+    params = result.settings["model_params"]
+    assert (params["id_col"], params["time_col"], params["target_col"]) == ("store", "month", "sales")
+    markdown = (Path(result.to_report(tmp_path / "r"))).read_text()
+    assert "columns: series id `store`, time `month`, target `sales`" in markdown
+    (tmp_path / "typo.toml").write_text((tmp_path / "study.toml").read_text().replace('["promo"]', '["promos"]'))
+    with pytest.raises(ValueError, match=r"missing column\(s\) `promos`; it has \['store', 'month', 'sales'"):
+        run_study(tmp_path / "typo.toml", progress=False)
 
 
 # ----------------------------------------------------------------------------- spec errors, versions, CSV columns

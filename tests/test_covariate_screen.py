@@ -343,3 +343,48 @@ def test_a_closure_on_a_covariate_a_warm_start_set_aside_refits_from_scratch(bar
     plan = estimator.fit_plan_
     assert plan.start == "scratch" and plan.unread == () and estimator.roles_.future == ("flag",)
     assert any("warm_start=True but" in m and "'flag'" in m for m in messages)
+
+
+def test_a_holiday_some_shops_close_on_is_judged_on_the_open_days():
+    """New Year and Christmas were holidays and closed days: their zeros cancelled the rise on the open holidays
+    (+30%), and the screen set the holiday aside (|t| 2.78 against 3.00) with a warning that nothing followed it."""
+    from forecaster.data.features import fit_features
+    from forecaster.data.validation import clean_history
+    from forecaster.model.closures import closed_steps, resolve_closures
+    from forecaster.model.inference import model_panel
+    from forecaster.model.plan import panel_facts, plan_fit
+
+    rng = np.random.default_rng(0)
+    dates = pd.date_range("2023-01-01", "2024-12-31", freq="D")
+    holidays = ["01-01", "04-07", "04-10", "05-01", "05-18", "05-29", "10-03", "12-25", "12-26"]
+    holiday = dates.strftime("%m-%d").isin(holidays).astype(float)
+    open_ = (~dates.strftime("%m-%d").isin(["01-01", "12-25"])).astype(float)
+    weekly = np.array([0.85, 0.9, 0.95, 1.0, 1.2, 1.4, 0.7])[dates.dayofweek]
+    df = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "unique_id": f"s{i}",
+                    "ds": dates,
+                    "y": rng.poisson(rng.uniform(10, 40) * weekly * (1 + 0.3 * holiday) * open_).astype(float),
+                    "holiday": holiday,
+                    "open": open_,
+                }
+            )
+            for i in range(10)
+        ],
+        ignore_index=True,
+    )
+    estimator = model(future_covariates=["holiday", "open"])
+    params = estimator.get_params()
+    frame, _ = clean_history(df, estimator._columns(), estimator._roles())
+    facts = panel_facts(params, frame)
+    units = dict(plan_fit(params, facts).units)
+    features = fit_features(frame, "unique_id", facts.roles)
+    panel = model_panel(frame, estimator._columns(), facts.roles, features, facts.offset, HORIZON, units)
+    closing = resolve_closures(params["closed_when"], frame, "y", ["holiday", "open"])
+    assert closing == {"open": [0.0]}
+    closed = closed_steps(closing, panel.future_names, panel.future, features.numeric)
+    judged = screen_covariates(panel, units["season_length"], closed)
+    assert judged is not None and "holiday" not in judged.unread
+    assert judged.figures["holiday"].t > judged.figures["holiday"].bar

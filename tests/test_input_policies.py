@@ -260,7 +260,7 @@ def test_day_first_dates_in_a_spec_file_are_refused_as_ambiguous_not_read_month_
     with pytest.raises(SpecError, match=r"\[data\] `time_col` 'month' holds dates such as '01/02/1998' that read differently"):
         _example_with_dates(tmp_path, dates)
     read = _example_with_dates(tmp_path, dates, "%d/%m/%Y")
-    assert list(read["ds"]) == list(pd.date_range("1998-01-01", periods=12, freq="MS"))
+    assert list(read["month"]) == list(pd.date_range("1998-01-01", periods=12, freq="MS"))
 
 
 @pytest.mark.parametrize(
@@ -269,7 +269,7 @@ def test_day_first_dates_in_a_spec_file_are_refused_as_ambiguous_not_read_month_
 )
 def test_dates_as_people_write_them_are_read_with_a_date_format(tmp_path, dates, date_format, first):
     read = _example_with_dates(tmp_path, dates, date_format)
-    assert read["ds"].iloc[0] == pd.Timestamp(first) and read["ds"].is_monotonic_increasing
+    assert read["month"].iloc[0] == pd.Timestamp(first) and read["month"].is_monotonic_increasing
 
 
 def test_a_date_that_does_not_match_the_date_format_is_named(tmp_path):

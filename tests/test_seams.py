@@ -35,7 +35,7 @@ def test_a_spec_reads_years_written_as_numbers_with_its_date_format_and_names_it
     pd.DataFrame({"store": "a", "year": range(1990, 2000), "sales": np.arange(10.0)}).to_csv(tmp_path / "s.csv", index=False)
     data = {"path": "s.csv", "id_col": "store", "time_col": "year", "target_col": "sales"}
     read = load_study_data({**data, "date_format": "%Y"}, tmp_path)[0]
-    assert list(read["ds"]) == list(pd.date_range("1990-01-01", periods=10, freq="YS"))
+    assert list(read["year"]) == list(pd.date_range("1990-01-01", periods=10, freq="YS"))
     refused = r"\[data\] `time_col` 'year' holds numbers \(int64, e.g. 1990\), not dates; .* e.g. date_format = \"%Y\""
     with pytest.raises(SpecError, match=refused) as error:
         load_study_data(data, tmp_path)

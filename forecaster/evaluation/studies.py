@@ -64,9 +64,9 @@ def _valid_keys(table: str) -> tuple[str, ...]:
 
 
 def _check_keys(given: dict, valid: tuple[str, ...], where: str) -> None:
-    # A name other than the one [data] renames to (unique_id, ds, y) can never be a column the model sees.
+    # The file's columns are named in [data], which the model takes them from: a name in [model] would be a second one.
     named = [k for k in given if k in COLUMN_DEFAULTS and given[k] != COLUMN_DEFAULTS[k]] if where == "[model]" else []
-    if named:  # the file's columns are renamed to unique_id, ds and y as [data] reads it: the model never sees them
+    if named:
         raise SpecError(f"[model] `{named[0]}`: a file's column names are set in [data] (`{named[0]}` there), not in [model].")
     unknown = [key for key in given if key not in valid]
     if unknown:
@@ -240,7 +240,7 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str, setting:
 
 
 def _read_file(value: str, data: dict, base: Path, where: str = "[data] `path`") -> pd.DataFrame:
-    """A CSV or Parquet file of the spec (relative to its folder), its columns renamed to unique_id, ds and y."""
+    """A CSV or Parquet file of the spec (relative to its folder), under its own column names, its times parsed."""
     path = (base / value).resolve()
     if path.is_dir():
         raise SpecError(f"{where} {value!r} is resolved relative to the spec's folder: {path} is a folder, not a file.")
@@ -258,9 +258,15 @@ def _read_file(value: str, data: dict, base: Path, where: str = "[data] `path`")
             raise SpecError(
                 f"[data] `{key}` {name!r} is not a column of {path.name}; its columns are {', '.join(map(str, df.columns))}."
             )
-    df = df.rename(columns={names[key]: COLUMN_DEFAULTS[key] for key in names})
-    df["ds"] = parse_dates(df["ds"], data.get("date_format"), f"[data] `time_col` {names['time_col']!r}")
+    time = names["time_col"]
+    df[time] = parse_dates(df[time], data.get("date_format"), f"[data] `time_col` {time!r}")
     return df
+
+
+def _file_columns(data: dict) -> dict:
+    """The model's ``id_col``, ``time_col`` and ``target_col``: the file's own names, which warnings, errors, the
+    report and its figures then use (a file renamed to unique_id, ds and y was described under those names)."""
+    return {key: data.get(key, default) for key, default in COLUMN_DEFAULTS.items()}
 
 
 def load_study_data(data: dict, base: Path) -> tuple[pd.DataFrame, dict]:
@@ -281,7 +287,8 @@ def load_study_data(data: dict, base: Path) -> tuple[pd.DataFrame, dict]:
         }
         return df, {"description": f"{info.name} ({info.source})", **defaults, **given}
     df = _read_file(data["path"], data, base)
-    return df, {"description": str(Path(data["path"]).name), **{key: [] for key in ROLE_KEYS}, **given}
+    defaults = {**{key: [] for key in ROLE_KEYS}, **_file_columns(data)}
+    return df, {"description": str(Path(data["path"]).name), **defaults, **given}
 
 
 def run_study(path: str | Path, progress: bool = True) -> tuple[BacktestResult, dict]:
@@ -293,10 +300,12 @@ def run_study(path: str | Path, progress: bool = True) -> tuple[BacktestResult, 
     spec = load_spec(path)
     df, defaults = load_study_data(spec["data"], Path(path).parent)
     if "max_series" in spec["data"]:
-        keep = pd.unique(df["unique_id"])[: int(spec["data"]["max_series"])]
-        df = df[df["unique_id"].isin(keep)]
+        ids = defaults.get("id_col", COLUMN_DEFAULTS["id_col"])
+        keep = pd.unique(df[ids])[: int(spec["data"]["max_series"])]
+        df = df[df[ids].isin(keep)]
     description = defaults.pop("description")
-    params = {**defaults, "progress": progress, **spec.get("model", {})}  # [model] progress = false quiets training
+    columns = {key: defaults.pop(key) for key in COLUMN_DEFAULTS if key in defaults}  # a file's names, from [data]
+    params = {**defaults, "progress": progress, **spec.get("model", {}), **columns}  # [model] progress = false quiets training
     if "horizon" not in params:
         raise SpecError("the spec sets no horizon: give `horizon` in [data] or [model].")
     model = Seq2SeqForecaster(**params)

@@ -230,13 +230,19 @@ def strongest_series(strength: tuple[np.ndarray, ...], reference: tuple[np.ndarr
 PLACEBO_SHIFT = 11
 
 
-def screen_covariates(panel: Panel, season_length: int) -> ScreenResult | None:
+def screen_covariates(panel: Panel, season_length: int, closed: np.ndarray | None = None) -> ScreenResult | None:
     """The screen of ``panel``'s future-known covariates on its history (see the module). None where it has no
     evidence either way on any covariate (no block where one varies); a covariate without evidence either way is
-    not in the result (it is read as declared)."""
+    not in the result (it is read as declared).
+
+    ``closed`` (N, W): the periods the fit's closures forecast at zero (``model.closures``), read as periods without a
+    target: what a covariate does on open periods is what the network must learn. A holiday on which some shops close
+    and the others sell more would otherwise cancel to nothing (a flag 39% up on its open days was set aside)."""
     end = panel.last_col + 1
     start = max(0, end - SCREEN_SPAN)
     y = panel.y[:, start:end].astype(np.float64)
+    if closed is not None:
+        y = np.where(closed[:, start:end], np.nan, y)
     lags = [lag for lag in sorted({1, season_length}) if 1 <= lag < y.shape[1]]
     zs = []  # (covariate, (z, rows) of the blocks, the same with the covariate moved, blocks it moves in) per form, lag
     for j, name in enumerate(panel.future_names):

@@ -19,7 +19,7 @@ from ..data.panel import Panel, padding_expected, refuse_short
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns
 from .calibration import HoldOut
-from .closures import LEARN, near_misses, never_observed, resolve_closures
+from .closures import LEARN, closed_steps, near_misses, never_observed, resolve_closures
 from .covariate_check import check_covariates, unused_note
 from .covariate_screen import kept_aside_note, screen_covariates, screened_note
 from .fitting import calibrated, network_config, training_job, with_blend_recorded
@@ -139,7 +139,8 @@ def _screened(plan: FitPlan, facts: PanelFacts, frame: pd.DataFrame, tz, params:
     features = fit_features(frame, columns.id, roles)
     units = dict(plan.units)
     panel = model_panel(frame, columns, roles, features, facts.offset, params["horizon"], units, fill_gaps=params["fill_gaps"])
-    result = screen_covariates(panel, units["season_length"])
+    closed = closed_steps(closing, panel.future_names, panel.future, features.numeric) if closing else None
+    result = screen_covariates(panel, units["season_length"], closed)
     result = None if result is None else replace(result, closing=tuple(closing))
     if result is None or not result.unread:  # the fit reads every covariate: the screen's panel is its panel
         fit = _run(plan, facts, frame, tz, params, None, train_members, features, None, panel=panel)
