@@ -164,6 +164,17 @@ def backtest_frames():
     return df, pd.DataFrame(rows)
 
 
+def test_plot_forecast_of_frames_under_other_names_says_which_names_to_pass(fitted, panel):
+    """A forecast under the user's names failed with a bare KeyError: 'unique_id'."""
+    df, _ = panel
+    names = {"unique_id": "sku", "ds": "day", "y": "units"}
+    forecasts = fitted.predict(future_df=future_frame(df, 6)).rename(columns=names)
+    with pytest.raises(ValueError, match=r"`unique_id`, `ds`, `y` missing from `forecasts` or `df`\. Pass id_col="):
+        plot_forecast(forecasts, df.rename(columns=names))
+    fig = plot_forecast(forecasts, df.rename(columns=names), id_col="sku", time_col="day", target_col="units", max_series=1)
+    assert len(fig.axes) == 1
+
+
 def test_plot_forecast_of_a_backtest_draws_the_last_cutoff_its_actuals_and_the_widest_quantiles(backtest_frames):
     df, forecasts = backtest_frames
     fig = plot_forecast(forecasts, df, history=5)

@@ -94,6 +94,14 @@ def plot_forecast(
 
     The legend (one, of all panels) sits right of the first panel, off the data.
     """
+    absent = [f"`{c}`" for c in (id_col, time_col) if c not in forecasts]
+    absent += [f"`{c}`" for c in (id_col, time_col, target_col) if c not in df]
+    if absent:
+        raise ValueError(
+            f"plot_forecast reads the columns {id_col!r}, {time_col!r} and {target_col!r}: "
+            f"{', '.join(dict.fromkeys(absent))} missing from `forecasts` or `df`. Pass id_col=, time_col= and "
+            "target_col= as the model names them (a backtest's frames use unique_id, ds and y)."
+        )
     ids = list(unique_ids) if unique_ids is not None else list(pd.unique(forecasts[id_col]))[:max_series]
     point, lo, hi = point_and_band(forecasts, model)
     extra = [b for b in BASELINES if b in forecasts.columns and b != point] if baselines is None else list(baselines)
