@@ -18,7 +18,7 @@ from ..callers import user_stacklevel
 from ..data.frequency import normalise_freq, season_length_for
 from ..data.panel import Panel
 from ..data.roles import CovariateRoles, LeakageError
-from ..data.validation import Columns, columns_and_roles
+from ..data.validation import Columns, columns_and_roles, when
 
 # statsforecast's ETS refuses a series of at most (parameters + 4) periods; its simplest model has 2 (alpha, l0).
 AUTO_ETS_MIN_PERIODS = 7
@@ -103,7 +103,7 @@ def rolling_origins(
                 f"{min_train} periods up to its origin (the longest has {longest}). Lower `n_windows` or `step_size`."
             )
         skipped = {
-            uid: f"only {n} periods up to cutoff {cut} from its first observed target (needs {min_train}{why})"
+            uid: f"only {n} periods up to cutoff {when(cut)} from its first observed target (needs {min_train}{why})"
             for uid, n, cut in zip(ends.index[short], periods[short], cutoffs[short], strict=False)
         }
         horizon_ends = pd.Series(grid[cut_pos + horizon], index=ends.index, name="horizon_end")
@@ -321,10 +321,10 @@ def warn_ragged_cutoffs(folds: list[Fold], id_col: str) -> None:
     early = fold.cutoffs[fold.cutoffs < high]
     warnings.warn(
         f"Series end at different times, so each fold cuts each series at its own origin: in fold {fold.number}, "
-        f"{len(early)} series (e.g. {early.index[0]!r}, cutoff {low}) are forecast by a model trained on other series "
-        f"up to {high}. A global model learns shocks shared across series from those periods; the baselines and the "
-        f"MASE scales are not affected. For a backtest strict in calendar time, cut the panel to the series' common "
-        f"end (every `{id_col}` ending at the same time).",
+        f"{len(early)} series (e.g. {early.index[0]!r}, cutoff {when(low)}) {'is' if len(early) == 1 else 'are'} "
+        f"forecast by a model trained on other series up to {when(high)}. A global model learns shocks shared across "
+        "series from those periods; the baselines and the MASE scales are not affected. For a backtest strict in "
+        f"calendar time, cut the panel to the series' common end (every `{id_col}` ending at the same time).",
         UserWarning,
         stacklevel=user_stacklevel(),
     )
@@ -374,6 +374,7 @@ def check_origins(panel: Panel, series: np.ndarray, origins: np.ndarray, fold: F
     if len(wrong):
         uid = panel.ids[series[wrong[0]]]
         raise ValueError(
-            f"Fold {fold.number}: series {uid!r} has no row at its cutoff {expected[wrong[0]]} (its last row before it is "
-            f"{stamps[wrong[0]]}); with fill_gaps=True add that row with a missing target, so the fold forecasts from its cutoff."
+            f"Fold {fold.number}: series {uid!r} has no row at its cutoff {when(expected[wrong[0]])} (its last row before it "
+            f"is {when(stamps[wrong[0]])}); with fill_gaps=True add that row with a missing target, so the fold forecasts "
+            "from its cutoff."
         )

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..data.panel import Panel, layout
 from ..data.scaling import mase_scale, naive_error_table
-from ..data.validation import Columns, restore_zone
+from ..data.validation import Columns, restore_zone, when
 from ..model.fitted import FittedModel
 from ..model.inference import Forecast
 from ..model.outputs import forecast_frame, quantile_column
@@ -171,7 +171,7 @@ def unscored_windows(metrics: pd.DataFrame, folds: list[Fold], tz: str | None = 
     named = dict(zip(distinct, (describe_cutoffs(pd.Series([c])) for c in shown), strict=True))  # once per cutoff
     cut = own["cutoff"].map(named)
     return [
-        {"unique_id": uid, "fold": int(fold), "reason": f"{why} (cutoff {c})"}
+        {"unique_id": uid, "fold": int(fold), "reason": f"{why} (cutoff {when(c)})"}
         for uid, fold, why, c in zip(own["unique_id"], own["fold"], reasons, cut, strict=True)
     ]
 
