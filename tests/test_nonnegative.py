@@ -154,3 +154,20 @@ def test_the_negative_target_of_a_zoned_hourly_series_is_named_at_its_local_time
     df.loc[(df["unique_id"] == "p0") & (df["ds"] == pd.Timestamp("2021-03-10 10:00", tz="Europe/Helsinki")), "y"] = -1.0
     with pytest.warns(UserWarning, match=r"the first: 'p0' at 2021-03-10 10:00:00\+02:00, -1\)"):
         fast_model(horizon=24, input_size=48, max_steps=2).fit(df)
+
+
+def test_a_backtest_names_the_negative_target_at_its_local_time_too():
+    """A backtest's folds fit naive frames: its note said 08:00:00 where `fit` says 10:00:00+02:00."""
+    from forecaster import backtest
+
+    rng = np.random.default_rng(0)
+    hours = pd.date_range("2021-03-01", periods=24 * 14, freq="h", tz="Europe/Helsinki")
+    df = pd.concat(
+        [pd.DataFrame({"unique_id": f"p{i}", "ds": hours, "y": rng.poisson(2 + i, len(hours)).astype(float)}) for i in range(2)],
+        ignore_index=True,
+    )
+    df.loc[(df["unique_id"] == "p0") & (df["ds"] == pd.Timestamp("2021-03-05 10:00", tz="Europe/Helsinki")), "y"] = -1.0
+    with pytest.warns(UserWarning, match=r"the first: 'p0' at 2021-03-05 10:00:00\+02:00, -1\)"):
+        backtest(
+            fast_model(horizon=24, input_size=48, max_steps=2), df, n_windows=1, baselines=("seasonal_naive",), progress=False
+        )

@@ -8,6 +8,8 @@ refuses such text, and each caller says in its own terms how to give the format.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import warnings
 
 import numpy as np
@@ -177,6 +179,22 @@ def restore_zone(times: pd.DatetimeIndex, tz_token: str | None) -> pd.DatetimeIn
     return times.tz_localize("UTC").tz_convert(tz)
 
 
+# The zone token of the data a backtest's folds come from: their frames are naive (the whole frame validated once), so
+# a fold's fit knows no zone, while its messages should name times as the user's data has them.
+_MESSAGE_ZONE: contextvars.ContextVar[str | None] = contextvars.ContextVar("message_zone", default=None)
+
+
+@contextlib.contextmanager
+def messages_in_zone(tz_token: str | None):
+    """Within the block, :func:`shown_time` names the times of zone-less fits in ``tz_token``'s zone."""
+    token = _MESSAGE_ZONE.set(tz_token)
+    try:
+        yield
+    finally:
+        _MESSAGE_ZONE.reset(token)
+
+
 def shown_time(time: pd.Timestamp, tz_token: str | None) -> pd.Timestamp:
-    """One time of a fit's frame (naive, or in UTC for sub-daily zoned data) as the user's data wrote it, for messages."""
-    return restore_zone(pd.DatetimeIndex([time]), tz_token)[0]
+    """One time of a fit's frame (naive, or in UTC for sub-daily zoned data) as the user's data wrote it, for messages
+    (``tz_token`` None: the zone of the backtest it runs in, if any: :func:`messages_in_zone`)."""
+    return restore_zone(pd.DatetimeIndex([time]), tz_token or _MESSAGE_ZONE.get())[0]

@@ -14,6 +14,7 @@ import time
 
 import pandas as pd
 
+from ..data.dates import messages_in_zone
 from ..data.frequency import infer_offset, normalise_freq
 from ..data.panel import check_calendar_span, check_on_grid
 from ..data.validation import clean_history, columns_and_roles, merge_covariates
@@ -96,12 +97,13 @@ def backtest(
     executor = executor_for(plan, fold_template(model, offset, season_length), folds, report, client)
     executor.start(frame)
     baseline_frames, scales, seconds = [], [], {}
-    for fold in report.folds(folds):
-        train, future = plan.fold_rows(frame, fold)
-        executor.run_fold(fold, train, future)
-        baseline_frames.append(fold_baselines(train, fold, plan, n_jobs, seconds, report, client))
-        scales.append(fold_scales(train, fold, columns, plan.season, normalise_freq(plan.freq)))
-    out = executor.finish(frame)
+    with messages_in_zone(tz):  # the folds' frames are naive: their fits' notes name times in the data's zone
+        for fold in report.folds(folds):
+            train, future = plan.fold_rows(frame, fold)
+            executor.run_fold(fold, train, future)
+            baseline_frames.append(fold_baselines(train, fold, plan, n_jobs, seconds, report, client))
+            scales.append(fold_scales(train, fold, columns, plan.season, normalise_freq(plan.freq)))
+        out = executor.finish(frame)
     scored = scored_forecasts(out.predictions, baseline_frames, scales, frame, columns, model.quantiles, plan.baselines)
     settings = backtest_settings(model, out.estimator, folds, plan, refit, window, frame[columns.id].nunique(), len(frame))
     occlusion = occlusion_at_last_fold(out.estimator, *plan.fold_rows(frame, folds[-1]), report)
