@@ -34,11 +34,10 @@ import numpy as np
 import pandas as pd
 
 from ..data.frequency import infer_offset
-from ..data.validation import columns_and_roles
+from ..data.validation import clean_history, columns_and_roles
 from ..engines import is_dask_frame
 from ..model.inference import accountable
 from ..model.outputs import quantile_column
-from .dask_fit import head_rows
 
 __all__ = ["forecast_frames", "series_partition"]
 
@@ -176,11 +175,21 @@ def _plain(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
     return part.reset_index(drop=part.index.name != id_col)
 
 
-def _panel_offset(history: dd.DataFrame, model) -> pd.DateOffset:
-    """The frequency of a panel of whole series, read from a few hundred of them (the first non-empty partition)."""
+def _first_series(part: pd.DataFrame, id_col: str, count: int) -> pd.DataFrame:
+    part = _plain(part, id_col)
+    return part.loc[part[id_col].isin(part[id_col].unique()[:count])]
+
+
+def _panel_offset(history: dd.DataFrame, model, count: int = 500) -> pd.DateOffset:
+    """The frequency of a panel of whole series, read from up to ``count`` of them (the first non-empty partition)."""
     columns, roles = columns_and_roles(model.get_params())
-    head = head_rows(history, columns, roles)
-    return infer_offset(head[columns.time], head[columns.id])
+    meta = _plain(history._meta, columns.id)
+    for index in range(history.npartitions):
+        head = history.partitions[index].map_partitions(_first_series, columns.id, count, meta=meta).compute()
+        if len(head):
+            head = clean_history(head, columns, roles)[0]
+            return infer_offset(head[columns.time], head[columns.id])
+    raise ValueError("`df` has no rows.")
 
 
 def shipped(model, zero_shot: bool = False):
