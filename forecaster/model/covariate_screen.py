@@ -115,7 +115,8 @@ class ScreenResult:
             "screen_t": float(min(closest.t, 1e9)),
             "screen_bar": float(min(closest.bar, 1e9)),
             "screen_units": float(closest.n_units),
-            "screen_read": float(len(self.figures) - len(self.unread)),
+            # a closure's covariate is read, though its own periods are not screened (they are closed)
+            "screen_read": float(len(set(self.figures) | set(self.closing)) - len(self.unread)),
             "screen_unread": float(len(self.unread)),
         }
 
