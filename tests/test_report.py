@@ -647,7 +647,7 @@ def test_a_verdict_carried_by_closed_periods_says_so_and_compares_the_open_ones(
     assert f"{abs(1 - ratio) * 100:.1f}% {'lower' if ratio < 1 else 'higher'} than seasonal naive's" in first_lines
 
 
-def test_the_per_series_figures_say_what_they_draw_and_count_what_lies_off_their_axes(result, tmp_path, monkeypatch):
+def test_the_per_series_figures_say_what_they_draw_and_count_what_lies_off_their_axes(result, report, tmp_path, monkeypatch):
     """The note described a histogram "Right" of the scatter, which was a second scatter (against seasonal naive), and
     points beyond the 98th percentile, or ratios beyond 4x, were drawn at the edge or in the end bins without a word."""
     import matplotlib.axes
@@ -663,5 +663,5 @@ def test_the_per_series_figures_say_what_they_draw_and_count_what_lies_off_their
     report_plots.plot_relative(metrics, ["seq2seq"], tmp_path)
     assert sum("1 beyond the axes (on the edge)" in t for t in titles) == 2
     assert any("beyond 4x either way, in the end bins" in t for t in titles)
-    markdown, _ = write(result, tmp_path / "r")
+    markdown, _ = report
     assert "Right: per series and fold" not in markdown and "One panel per baseline" in markdown
