@@ -551,3 +551,14 @@ def test_attention_diagnostics_reads_a_models_own_id_column_as_the_docs_call_it(
     explanation = model.explain(include_padding=True)
     found = attention_diagnostics(explanation, 12, model=model, df=df)
     assert np.isfinite(found.occlusion_ratio) and 0 <= found.padded_mass <= 1
+
+
+def test_the_date_labels_of_a_daily_forecast_do_not_overlap():
+    """Five months of days drawn with full dates ran together ("2024-10-012024-10-15")."""
+    days = pd.date_range("2024-06-01", periods=140, freq="D")
+    df = pd.DataFrame({"unique_id": "a", "ds": days[:112], "y": np.arange(112.0)})
+    forecasts = pd.DataFrame({"unique_id": "a", "ds": days[112:], "y_hat": np.arange(28.0)})
+    fig = plot_forecast(forecasts, df)
+    fig.canvas.draw()
+    boxes = [label.get_window_extent() for label in fig.axes[0].get_xticklabels() if label.get_text()]
+    assert len(boxes) >= 3 and not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:], strict=False))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -122,5 +123,10 @@ def plot_forecast(
         name = title.get(uid, uid) if isinstance(title, Mapping) else uid if title is None else title
         literal(ax.set_title(str(name), loc="left", fontsize=10), ax.set_ylabel(target_col if ylabel is None else ylabel))
         ax.grid(alpha=0.3)
+        if pd.api.types.is_datetime64_any_dtype(series[time_col]):  # dates that fit the axis: "Jul 15", not 2024-07-15
+            zone = getattr(series[time_col].dt, "tz", None)  # zoned data is read in its own zone
+            locator = mdates.AutoDateLocator(minticks=3, maxticks=9, tz=zone)
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=zone))
     legend_outside(axes[0, 0], axes[:, 0])
     return fig
