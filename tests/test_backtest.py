@@ -47,25 +47,26 @@ def test_a_sliding_window_never_holds_fewer_periods_than_a_fold_needs():
     assert all(len(pd.date_range(f.history_starts["long"], f.cutoffs["long"], freq="MS")) == first for f in folds)
 
 
+def _late_series_with_a_gap(length: int, start: int, gap: tuple[int, int]) -> pd.DataFrame:
+    """Three monthly series from 2000-01 of ``length`` months; ``s2`` starts at month ``start`` (0 is 2000-01) and
+    misses its targets in months ``gap`` (first and last, inclusive)."""
+    rng = np.random.default_rng(0)
+    t = np.arange(length)
+    months = pd.date_range("2000-01-01", periods=length, freq="MS")
+    df = pd.concat(
+        [pd.DataFrame({"unique_id": f"s{i}", "ds": months, "y": 100 + 5 * np.sin(t) + rng.random(length)}) for i in range(3)],
+        ignore_index=True,
+    )
+    position = (df["ds"].dt.year - 2000) * 12 + df["ds"].dt.month - 1
+    late = df["unique_id"] == "s2"
+    df.loc[late & position.between(*gap), "y"] = np.nan
+    return df[~(late & (position < start))].reset_index(drop=True)
+
+
 def test_a_sliding_window_that_starts_in_a_gap_reaches_back_to_an_observed_target():
     """A late series whose sliding window began inside a run of missing targets left the baselines fewer periods than
     they need: the whole backtest ended in "Baseline 'seasonal_naive' produced non-finite forecasts for series ['s2']"."""
-    rng = np.random.default_rng(0)
-    t = np.arange(48)
-    df = pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "unique_id": f"s{i}",
-                    "ds": pd.date_range("2000-01-01", periods=48, freq="MS"),
-                    "y": 100 + 5 * np.sin(t) + rng.random(48),
-                }
-            )
-            for i in range(3)
-        ]
-    )
-    df = df[~((df["unique_id"] == "s2") & (df["ds"] < "2002-06-01"))]  # s2 starts late
-    df.loc[(df["unique_id"] == "s2") & df["ds"].between("2002-07-01", "2003-01-01"), "y"] = np.nan  # a 7-month gap
+    df = _late_series_with_a_gap(48, start=29, gap=(30, 36))  # s2 from 2002-06, missing 2002-07 to 2003-01
     result = backtest(fast_model(), df, n_windows=3, window="sliding", baselines=("seasonal_naive",), progress=False)
     scored = result.forecasts.dropna(subset=["y"])
     assert np.isfinite(scored[["seq2seq", "seasonal_naive"]].to_numpy()).all()
@@ -77,25 +78,7 @@ def test_a_sliding_window_that_starts_in_a_gap_reaches_back_to_an_observed_targe
 def test_a_sliding_window_inside_a_gap_up_to_its_cutoff_reaches_back_too():
     """A window whose gap ran to its cutoff held no observed target: seasonal naive was NaN there and silently left
     unscored."""
-    rng = np.random.default_rng(0)
-    t = np.arange(60)
-    df = pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "unique_id": f"s{i}",
-                    "ds": pd.date_range("2000-01-01", periods=60, freq="MS"),
-                    "y": 100 + 5 * np.sin(t) + rng.random(60),
-                }
-            )
-            for i in range(3)
-        ],
-        ignore_index=True,
-    )
-    position = (df["ds"].dt.year - 2000) * 12 + df["ds"].dt.month - 1
-    df = df[~((df["unique_id"] == "s2") & (position < 29))].copy()
-    position = (df["ds"].dt.year - 2000) * 12 + df["ds"].dt.month - 1
-    df.loc[(df["unique_id"] == "s2") & position.between(41, 53), "y"] = np.nan
+    df = _late_series_with_a_gap(60, start=29, gap=(41, 53))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the network's window holds nothing there: warned, and scored in WQL only
         result = backtest(fast_model(), df, n_windows=3, window="sliding", baselines=("seasonal_naive",), progress=False)

@@ -142,16 +142,22 @@ def test_a_series_that_loses_the_floor_to_one_negative_target_is_named():
         fast_model(horizon=7, input_size=14, max_steps=3, nonnegative=False).fit(df)  # no floor asked for: no note
 
 
-def test_the_negative_target_of_a_zoned_hourly_series_is_named_at_its_local_time():
-    """Sub-daily data in a zone is fitted in UTC: the note named 2021-03-10 08:00:00, two hours before the row the
-    user's frame has at 10:00 (+02:00 in Helsinki)."""
+def _helsinki_counts_with_a_return(at: str) -> pd.DataFrame:
+    """Two hourly count series in Helsinki's zone over two weeks of March 2021; ``p0`` holds -1 at local time ``at``."""
     rng = np.random.default_rng(0)
     hours = pd.date_range("2021-03-01", periods=24 * 14, freq="h", tz="Europe/Helsinki")
     df = pd.concat(
         [pd.DataFrame({"unique_id": f"p{i}", "ds": hours, "y": rng.poisson(2 + i, len(hours)).astype(float)}) for i in range(2)],
         ignore_index=True,
     )
-    df.loc[(df["unique_id"] == "p0") & (df["ds"] == pd.Timestamp("2021-03-10 10:00", tz="Europe/Helsinki")), "y"] = -1.0
+    df.loc[(df["unique_id"] == "p0") & (df["ds"] == pd.Timestamp(at, tz="Europe/Helsinki")), "y"] = -1.0
+    return df
+
+
+def test_the_negative_target_of_a_zoned_hourly_series_is_named_at_its_local_time():
+    """Sub-daily data in a zone is fitted in UTC: the note named 2021-03-10 08:00:00, two hours before the row the
+    user's frame has at 10:00 (+02:00 in Helsinki)."""
+    df = _helsinki_counts_with_a_return("2021-03-10 10:00")
     with pytest.warns(UserWarning, match=r"the first: 'p0' at 2021-03-10 10:00:00\+02:00, -1\)"):
         fast_model(horizon=24, input_size=48, max_steps=2).fit(df)
 
@@ -160,13 +166,7 @@ def test_a_backtest_names_the_negative_target_at_its_local_time_too():
     """A backtest's folds fit naive frames: its note said 08:00:00 where `fit` says 10:00:00+02:00."""
     from forecaster import backtest
 
-    rng = np.random.default_rng(0)
-    hours = pd.date_range("2021-03-01", periods=24 * 14, freq="h", tz="Europe/Helsinki")
-    df = pd.concat(
-        [pd.DataFrame({"unique_id": f"p{i}", "ds": hours, "y": rng.poisson(2 + i, len(hours)).astype(float)}) for i in range(2)],
-        ignore_index=True,
-    )
-    df.loc[(df["unique_id"] == "p0") & (df["ds"] == pd.Timestamp("2021-03-05 10:00", tz="Europe/Helsinki")), "y"] = -1.0
+    df = _helsinki_counts_with_a_return("2021-03-05 10:00")
     with pytest.warns(UserWarning, match=r"the first: 'p0' at 2021-03-05 10:00:00\+02:00, -1\)"):
         backtest(
             fast_model(horizon=24, input_size=48, max_steps=2), df, n_windows=1, baselines=("seasonal_naive",), progress=False

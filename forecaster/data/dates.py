@@ -17,6 +17,9 @@ import pandas as pd
 
 from ..callers import user_stacklevel
 
+# A UTC offset written at the end of a timestamp: "Z", "+02:00", "-0530".
+UTC_OFFSET = r"Z|[+-]\d{2}:?\d{2}"
+
 
 class UnreadableDatesError(ValueError):
     """No common format reads the dates; ``example`` is the first value."""
@@ -87,7 +90,7 @@ def in_utc_if_offsets_differ(values: pd.Series, name: str, date_format: str | No
     """
     if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)) or not len(values):
         return None
-    offsets = values.astype(str).str.strip().str.extract(r"(Z|[+-]\d{2}:?\d{2})$")[0]
+    offsets = values.astype(str).str.strip().str.extract(rf"({UTC_OFFSET})$")[0]
     if offsets.isna().any() or offsets.nunique() < 2:
         return None
     try:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from ..plots import literal, readable
-from ..plots.forecast import isolated
+from ..plots.forecast import calendar_ticks, isolated
 from .analysis import MODEL, better_and_worse, mase_by_step, paired_with, relative_mase
 from .report_tables import COVERAGE_TOLERANCE, label
 
@@ -98,9 +97,7 @@ def plot_overview(forecasts: pd.DataFrame, data: pd.DataFrame, picks: dict, fold
         literal(ax.set_title(f"{name}: {uid}", loc="left", fontsize=9))
         ax.text(0.01, 0.97, f"MASE {readable(mase)} on this fold", transform=ax.transAxes, va="top", fontsize=7, color="0.3")
         ax.tick_params(labelsize=7)
-        dates = mdates.AutoDateLocator(minticks=3, maxticks=5)  # on the calendar: 1996-04, not 1996-04-14
-        ax.xaxis.set_major_locator(dates)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(dates))
+        calendar_ticks(ax, 5)  # on the calendar: 1996-04, not 1996-04-14
         ax.grid(alpha=0.3)
     literal(axes[0, 0].set_ylabel(target, fontsize=8))
     handles, labels = axes[0, 0].get_legend_handles_labels()

@@ -40,6 +40,14 @@ MAX_CODES = 32
 LEARN = "history"
 
 
+def _numeric(frame: pd.DataFrame, name: str) -> np.ndarray | None:
+    """A covariate's values as floats where it can mark closures; None for categories and booleans, which are encoded,
+    not scaled (a closure is a numeric flag or code)."""
+    if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
+        return None
+    return frame[name].to_numpy(dtype=np.float64)
+
+
 def _tallies(frame: pd.DataFrame, target: str, future: Sequence[str]):
     """Per numeric future-known covariate with observed rows: its name, its values, each row's value (over the rows
     read), the rows read (observed target and covariate), each value's rows and zero targets, and the chance of a zero
@@ -51,9 +59,9 @@ def _tallies(frame: pd.DataFrame, target: str, future: Sequence[str]):
 
     def tallies():
         for name in future:  # a handful of covariates; each one grouped in one pass
-            if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
-                continue  # categories are encoded, not scaled: a closure is a numeric flag or code
-            x = frame[name].to_numpy(dtype=np.float64)
+            x = _numeric(frame, name)
+            if x is None:
+                continue
             rows = observed & np.isfinite(x)
             if not rows.any():
                 continue
@@ -123,9 +131,9 @@ def never_observed(
     observed = np.isfinite(y)
     notes = []
     for name in future:
-        if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
+        x = _numeric(frame, name)
+        if x is None:
             continue
-        x = frame[name].to_numpy(dtype=np.float64)
         present = np.isfinite(x)
         values = np.unique(x[present])
         if len(values) > MAX_CODES:

@@ -66,6 +66,14 @@ def legend_outside(ax, panels=None) -> None:
         literal(ax.legend(list(entries.values()), list(entries), loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8))
 
 
+def calendar_ticks(ax, maxticks: int, zone=None) -> None:
+    """Date ticks that fit the axis ("Jul", "15", "1996"), not full timestamps that run together on daily data;
+    ``zone``: the data's time zone, in which the dates are read."""
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=maxticks, tz=zone)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=zone))
+
+
 def plot_forecast(
     forecasts: pd.DataFrame,
     df: pd.DataFrame,
@@ -123,10 +131,7 @@ def plot_forecast(
         name = title.get(uid, uid) if isinstance(title, Mapping) else uid if title is None else title
         literal(ax.set_title(str(name), loc="left", fontsize=10), ax.set_ylabel(target_col if ylabel is None else ylabel))
         ax.grid(alpha=0.3)
-        if pd.api.types.is_datetime64_any_dtype(series[time_col]):  # dates that fit the axis: "Jul 15", not 2024-07-15
-            zone = getattr(series[time_col].dt, "tz", None)  # zoned data is read in its own zone
-            locator = mdates.AutoDateLocator(minticks=3, maxticks=9, tz=zone)
-            ax.xaxis.set_major_locator(locator)
-            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=zone))
+        if pd.api.types.is_datetime64_any_dtype(series[time_col]):
+            calendar_ticks(ax, 9, getattr(series[time_col].dt, "tz", None))
     legend_outside(axes[0, 0], axes[:, 0])
     return fig

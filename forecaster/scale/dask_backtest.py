@@ -45,8 +45,8 @@ from ..evaluation.scoring import (
     verdict_coverage,
     with_zone,
 )
-from .dask_fit import by_whole_series, fit_whole_series, head_rows
-from .dask_frames import shipped
+from .dask_fit import by_whole_series, fit_whole_series
+from .dask_frames import head_rows, shipped
 from .window_stream import flat_partition
 
 __all__ = ["backtest_dask"]

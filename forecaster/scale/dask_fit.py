@@ -45,9 +45,10 @@ from ..model.fitting import minimum_history
 from ..model.members import TrainingJob
 from ..model.params import check_params
 from ..model.resolve import resolve_units
-from .window_stream import StreamPlan, flat_partition, partition_facts, series_windows, stream_trainer
+from .dask_frames import head_rows
+from .window_stream import StreamPlan, partition_facts, series_windows, stream_trainer
 
-__all__ = ["fit_dask", "fit_whole_series", "head_rows", "in_sample"]
+__all__ = ["fit_dask", "fit_whole_series", "in_sample"]
 
 # Training windows of the client's sample of series (about 900 series of 120 months). The sample gives
 # the validation and held-out windows and the history tail; the network trains on every series.
@@ -108,20 +109,6 @@ def _plan(model, offset: pd.DateOffset, job: TrainingJob) -> StreamPlan:
         cut_every=0,
         cuts={},
     )
-
-
-def _some_series(part: pd.DataFrame, id_col: str, count: int) -> pd.DataFrame:
-    part = flat_partition(part, id_col)
-    return part.loc[part[id_col].isin(part[id_col].unique()[:count])]
-
-
-def head_rows(rows, columns, roles, count: int = 500) -> pd.DataFrame:
-    """A few hundred whole series of the first non-empty partition, validated: the frequency is read from them."""
-    for index in range(rows.npartitions):
-        head = rows.partitions[index].map_partitions(_some_series, columns.id, count, meta=rows._meta).compute()
-        if len(head):
-            return clean_history(head, columns, roles)[0]
-    raise ValueError("`df` has no rows.")
 
 
 def _offset(model, frame: pd.DataFrame) -> pd.DateOffset:

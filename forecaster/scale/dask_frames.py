@@ -33,13 +33,15 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
+from ..data.dates import UTC_OFFSET
 from ..data.frequency import infer_offset
 from ..data.validation import clean_history, columns_and_roles
 from ..engines import is_dask_frame
 from ..model.inference import accountable
 from ..model.outputs import quantile_column
+from .window_stream import flat_partition
 
-__all__ = ["forecast_frames", "series_partition"]
+__all__ = ["forecast_frames", "head_rows", "series_partition"]
 
 # The partition key: the index of the shuffled copies only (never of the caller's frames), dropped before the pandas path.
 KEY = "__forecaster_partition__"
@@ -162,7 +164,7 @@ def _refuse_offset_text(times: pd.Series, time_col: str) -> None:
     partition is read."""
     if not (pd.api.types.is_object_dtype(times) or pd.api.types.is_string_dtype(times)) or not len(times):
         return
-    if times.astype(str).str.strip().str.contains(r"(?:Z|[+-]\d{2}:?\d{2})$", regex=True).any():
+    if times.astype(str).str.strip().str.contains(rf"(?:{UTC_OFFSET})$", regex=True).any():
         raise ValueError(
             f"Column `{time_col}` of the Dask `df` is text with UTC offsets: a Dask result's time zone must be known from "
             "the frame's dtype before any partition is read. Parse the column first, e.g. "
@@ -175,21 +177,25 @@ def _plain(part: pd.DataFrame, id_col: str) -> pd.DataFrame:
     return part.reset_index(drop=part.index.name != id_col)
 
 
-def _first_series(part: pd.DataFrame, id_col: str, count: int) -> pd.DataFrame:
-    part = _plain(part, id_col)
+def _some_series(part: pd.DataFrame, id_col: str, count: int) -> pd.DataFrame:
+    part = flat_partition(part, id_col)
     return part.loc[part[id_col].isin(part[id_col].unique()[:count])]
 
 
-def _panel_offset(history: dd.DataFrame, model, count: int = 500) -> pd.DateOffset:
-    """The frequency of a panel of whole series, read from up to ``count`` of them (the first non-empty partition)."""
-    columns, roles = columns_and_roles(model.get_params())
-    meta = _plain(history._meta, columns.id)
-    for index in range(history.npartitions):
-        head = history.partitions[index].map_partitions(_first_series, columns.id, count, meta=meta).compute()
+def head_rows(rows, columns, roles, count: int = 500) -> pd.DataFrame:
+    """A few hundred whole series of the first non-empty partition, validated: the frequency is read from them."""
+    for index in range(rows.npartitions):
+        head = rows.partitions[index].map_partitions(_some_series, columns.id, count, meta=rows._meta).compute()
         if len(head):
-            head = clean_history(head, columns, roles)[0]
-            return infer_offset(head[columns.time], head[columns.id])
+            return clean_history(head, columns, roles)[0]
     raise ValueError("`df` has no rows.")
+
+
+def _panel_offset(history: dd.DataFrame, model) -> pd.DateOffset:
+    """The frequency of a panel of whole series, read from a few hundred of them (:func:`head_rows`)."""
+    columns, roles = columns_and_roles(model.get_params())
+    head = head_rows(history, columns, roles)
+    return infer_offset(head[columns.time], head[columns.id])
 
 
 def shipped(model, zero_shot: bool = False):
