@@ -313,8 +313,8 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         names such series). Padded positions (before a series starts) get zero weight and are omitted, or kept and
         flagged in a ``padded`` column with ``include_padding=True``. Beside them (none with ``log_target``),
         ``contribution``: each history point's share of the median, the network's blend weight applied. The columns
-        ``step_baseline``, ``step_covariates``, ``step_partners``, ``step_head`` and ``y_hat`` repeat a step's parts on
-        each of its history rows (summing them over rows means nothing); ``by="step"`` is the frame to read.
+        ``step_*`` columns and ``y_hat`` repeat a step's parts on each of its history rows (summing them over rows means
+        nothing; ``by="step"`` is the frame to read); ``closed``: a closure (``closed_when``) made the step zero.
 
         ``by="step"``: one row per (series, step), ``unique_id``, ``ds``, ``step``, its parts and ``y_hat``; the parts
         (``attrs["parts"]``; ``model.account.STEP_PARTS``) add up to ``y_hat``, the median ``predict`` returns:
@@ -322,7 +322,8 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         from a flat history at the window's level with ``"states"``), ``window_level_x_network_weight`` (``"states"``:
         that level; windows whose scale fell back keep the network's part here) or
         ``step_and_statics_x_network_weight`` (``"observations"``: the head's step, calendar and statics term),
-        ``covariates_x_network_weight`` (whole where the partners follow covariates), ``partners_weighted``, ``floor_at_zero``.
+        ``covariates_x_network_weight`` (whole where the partners follow covariates; with ``"observations"`` through
+        the head only), ``partners_weighted``, ``floor_at_zero``; and ``closed``, as above (docs/attention.md).
 
         The state design's shares take a gradient pass per step (docs/attention.md); ``predict`` after ``explain`` on the
         same inputs reuses its pass. With a Dask ``df``, a lazy Dask DataFrame of the point rows.

@@ -71,6 +71,31 @@ def test_the_account_of_a_closed_step_is_zero_and_still_adds_up(panel, fits):
     np.testing.assert_allclose(merged[parts].sum(axis=1), merged["y_hat_forecast"], atol=1e-4)
     shut = merged.merge(future, on=["unique_id", "ds"])["open"].to_numpy() == 0
     assert (merged.loc[shut, parts].to_numpy() == 0).all()
+    assert not np.signbit(merged.loc[shut, parts].to_numpy()).any()  # 0, not -0.0 (a negative part times False)
+    # A zero the closure made is told from parts that happen to be zero, in both frames.
+    np.testing.assert_array_equal(merged["closed"].to_numpy(), shut)
+    points = learnt.explain(future_df=future).merge(future, on=["unique_id", "ds"])
+    np.testing.assert_array_equal(points["closed"].to_numpy(), points["open"].to_numpy() == 0)
+    _, off = fits
+    assert not off.explain(future_df=future, by="step")["closed"].any()
+
+
+def test_the_attention_plot_marks_the_closed_steps_and_says_how_many(panel, fits):
+    """The map drew full attention rows for closed steps, as if the network had read for them, and nothing said that
+    their forecast came from the closure."""
+    from forecaster.plots import plot_attention
+
+    _, future = panel
+    learnt, _ = fits
+    closed = future[(future["unique_id"] == "s0") & (future["open"] == 0)]
+    assert len(closed)
+    fig = plot_attention(learnt, unique_id="s0", future_df=future)
+    heatmap, shares = fig.axes[1], fig.axes[2]
+    labels = [text.get_text() for text in heatmap.get_legend().get_texts()]
+    assert "closed step: forecast at zero, not read" in labels
+    assert len(heatmap.collections) >= 1 + len(closed)  # the map's mesh and one hatched band per closed step
+    title = " ".join(shares.get_title(loc="left").split())
+    assert f"{len(closed)} of {HORIZON} steps closed" in title
 
 
 def test_a_flag_with_sales_on_both_values_and_rare_zeros_close_nothing():

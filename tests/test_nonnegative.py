@@ -171,3 +171,31 @@ def test_a_backtest_names_the_negative_target_at_its_local_time_too():
         backtest(
             fast_model(horizon=24, input_size=48, max_steps=2), df, n_windows=1, baselines=("seasonal_naive",), progress=False
         )
+
+
+def test_explain_gives_predicts_own_median_and_no_negative_one(fits):
+    """explain's ``y_hat`` was the parts' sum, -1e-16 on a lifted step where ``predict`` says 0."""
+    _, floored, _ = fits
+    steps, points = floored.explain(by="step"), floored.explain()
+    forecast = floored.predict()
+    for frame in (steps, points):
+        merged = frame.merge(forecast, on=["unique_id", "ds"], suffixes=("", "_predict"))
+        assert len(merged) == len(frame)
+        np.testing.assert_array_equal(merged["y_hat"], merged["y_hat_predict"])  # exactly, not to rounding
+        assert (frame["y_hat"] >= 0).all()
+
+
+def test_the_attention_plot_counts_the_lift_to_zero_among_the_parts(fits):
+    """The plot's title and ``forecast_sources`` left the floor out: their parts missed the forecast they printed."""
+    from forecaster.plots import forecast_sources, plot_attention
+
+    _, floored, _ = fits
+    explanation = floored.explain(include_padding=True)
+    lifted = explanation.groupby("unique_id")["step_floor"].max()
+    one = explanation[explanation["unique_id"] == lifted.idxmax()]
+    points, parts = forecast_sources(one)
+    assert parts["floor"] > 0
+    named = ("baseline", "covariates", "partners", "head", "floor")
+    assert points.sum() + sum(parts[name] for name in named) == pytest.approx(parts["forecast"], rel=1e-9, abs=1e-9)
+    title = " ".join(plot_attention(one).axes[2].get_title(loc="left").split())
+    assert "lifted to zero (nonnegative)" in title

@@ -562,3 +562,25 @@ def test_the_date_labels_of_a_daily_forecast_do_not_overlap():
     fig.canvas.draw()
     boxes = [label.get_window_extent() for label in fig.axes[0].get_xticklabels() if label.get_text()]
     assert len(boxes) >= 3 and not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:], strict=False))
+
+
+def test_rows_past_the_data_draw_no_actual_and_daily_maps_get_dates_that_fit(tmp_path):
+    """Trailing rows without a target put an "actual" entry in the legend with nothing drawn; the attention plot's
+    daily dates ran together ("2023-04-2029")."""
+    rng = np.random.default_rng(0)
+    ds = pd.date_range("2023-01-02", periods=90, freq="D")
+    df = pd.concat(
+        [
+            pd.DataFrame({"unique_id": f"d{i}", "ds": ds, "y": 20 + 5 * np.sin(np.arange(90)) + rng.normal(0, 1, 90)})
+            for i in range(3)
+        ]
+    )
+    model = fast_model(horizon=7, input_size=28).fit(df)
+    explanation = model.explain(include_padding=True)
+    after = pd.DataFrame({"unique_id": "d0", "ds": pd.date_range(ds[-1], periods=8, freq="D")[1:], "y": np.nan})
+    fig = plot_attention(explanation, df=df, unique_id="d0", forecasts=model.predict(), actuals=after)
+    labels = [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
+    assert "actual" not in labels and "forecast" in labels
+    assert all(isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter) for ax in fig.axes[:3])
+    drawn = plot_attention(explanation, df=df, unique_id="d0", forecasts=model.predict(), actuals=after.assign(y=1.0))
+    assert "actual" in [text.get_text() for text in drawn.axes[0].get_legend().get_texts()]

@@ -51,7 +51,7 @@ against Captum's integrated gradients.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -79,6 +79,10 @@ class Account:
     covariates: np.ndarray  # (B, H) future-known covariates against their training mean
     partners: np.ndarray  # (B, H) the statistical partners' weighted forecasts
     floor: np.ndarray | None = None  # (B, H) what lifted a negative median to zero (``nonnegative``); None: nothing
+    # (B, H) the steps a closure forecast at zero (``closed_when``): no part made them, every part is zero; None: none
+    shut: np.ndarray | None = None
+    # (B, H) the median as the forecast returns it, which the parts add up to within float rounding; None: their sum
+    median: np.ndarray | None = None
 
     @property
     def total(self) -> np.ndarray:
@@ -95,36 +99,57 @@ class Account:
         """The account after the blend: network parts times the network's share (B, H), plus the partners."""
         return Account(self.points * network[..., None], self.baseline * network, self.covariates * network, partners)
 
+    @property
+    def closed_steps(self) -> np.ndarray:
+        """(B, H) bool: the steps a closure forecast at zero (all False without closures)."""
+        return np.zeros(self.baseline.shape, dtype=bool) if self.shut is None else self.shut
+
+    @property
+    def forecast(self) -> np.ndarray:
+        """(B, H) the median forecast: as the forecast returns it where recorded (``of``), else the parts' sum."""
+        return self.total if self.median is None else self.median
+
+    def of(self, median: np.ndarray) -> Account:
+        """The account recording ``median`` (B, H), the forecast's own median, which its parts add up to."""
+        return replace(self, median=np.asarray(median, dtype=np.float64))
+
     def floored(self, lift: np.ndarray) -> Account:
         """The account of the median raised by ``lift`` (B, H; zero where it stays): the lift is its own part."""
-        return Account(self.points, self.baseline, self.covariates, self.partners, self.lift + lift)
+        return replace(self, floor=self.lift + lift)
 
     def constant(self, rows: np.ndarray, level: np.ndarray) -> Account:
         """The account with windows ``rows`` (bool, B) forecast as ``level`` (B,): all of it in the baseline."""
         keep = ~rows[:, None]
-        return Account(
-            self.points * keep[..., None],
-            np.where(keep, self.baseline, level[:, None]),
-            self.covariates * keep,
-            self.partners * keep,
-            None if self.floor is None else self.floor * keep,
+        return replace(
+            self,
+            points=self.points * keep[..., None],
+            baseline=np.where(keep, self.baseline, level[:, None]),
+            covariates=self.covariates * keep,
+            partners=self.partners * keep,
+            floor=None if self.floor is None else self.floor * keep,
         )
 
     def closed(self, steps: np.ndarray) -> Account:
-        """The account with steps ``steps`` (bool, B x H) forecast as zero by a closure: every part there is zero."""
+        """The account with steps ``steps`` (bool, B x H) forecast as zero by a closure: every part there is zero, and
+        the steps are recorded as closed (``closed_steps``), so that a zero the closure made is told from parts that
+        happen to be zero."""
         keep = ~steps
-        return Account(
-            self.points * keep[..., None],
-            self.baseline * keep,
-            self.covariates * keep,
-            self.partners * keep,
-            None if self.floor is None else self.floor * keep,
+        zero = 0.0  # np.where, not a product: a negative part times False would read -0.0
+        return replace(
+            self,
+            points=np.where(keep[..., None], self.points, zero),
+            baseline=np.where(keep, self.baseline, zero),
+            covariates=np.where(keep, self.covariates, zero),
+            partners=np.where(keep, self.partners, zero),
+            floor=None if self.floor is None else np.where(keep, self.floor, zero),
+            shut=self.closed_steps | steps,
         )
 
     def take(self, rows: slice | np.ndarray) -> Account:
         """The account of some windows."""
-        floor = None if self.floor is None else self.floor[rows]
-        return Account(self.points[rows], self.baseline[rows], self.covariates[rows], self.partners[rows], floor)
+        return Account(
+            **{name: None if value is None else value[rows] for name, value in vars(self).items()}  # every field per window
+        )
 
     def settled(self, median: np.ndarray) -> Account:
         """The account with its float rounding against ``median`` (B, H) moved into ``baseline``, so it adds up exactly.
@@ -142,14 +167,17 @@ class Account:
         if (np.abs(gap) > SETTLE_TOLERANCE * size + 1e-12).any():
             worst = float(np.max(np.abs(gap) / (size + 1e-300)))
             raise ArithmeticError(f"The forecast's parts miss it by {worst:.2e} of its size; please report this with the data.")
-        return Account(self.points, self.baseline + gap, self.covariates, self.partners, self.floor)
+        return replace(self, baseline=self.baseline + gap)
 
     @staticmethod
     def concatenate(accounts: list[Account]) -> Account:
         """One account of the windows of several."""
         fields = ("points", "baseline", "covariates", "partners")
         floor = None if all(a.floor is None for a in accounts) else np.concatenate([a.lift for a in accounts])
-        return Account(*(np.concatenate([getattr(a, f) for a in accounts]) for f in fields), floor)
+        shut = None if all(a.shut is None for a in accounts) else np.concatenate([a.closed_steps for a in accounts])
+        median = None if any(a.median is None for a in accounts) else np.concatenate([a.median for a in accounts])
+        joined = (np.concatenate([getattr(a, f) for a in accounts]) for f in fields)
+        return Account(*joined, floor=floor, shut=shut, median=median)
 
 
 def network_account(
@@ -216,10 +244,13 @@ def _gradient_account(
 #   step_and_statics_x_network_weight ("observations"): the head's step, calendar and statics term and the unattended
 #   level.
 # - covariates_x_network_weight: the future-known covariates' effect against their training mean (whole, not times the
-#   network's weight, where the partners follow the covariates: ``model.partner_shift``).
+#   network's weight, where the partners follow the covariates: ``model.partner_shift``). With "observations" their
+#   effect through the head: what they change in the attention weights is in the history's part.
 # - partners_weighted: the statistical partners' forecasts times their blend weights (where they follow the
 #   covariates, their forecasts with the covariates at their training mean).
 # - floor_at_zero: what lifted a negative median to zero (``nonnegative``); 0 where nothing was lifted.
+# Beside the parts, ``closed`` marks the steps a closure forecast at zero (every part there is 0), and ``y_hat`` is the
+# forecast's own median (``Account.forecast``).
 STEP_PARTS = {
     "states": (
         "history_x_network_weight",
@@ -251,7 +282,8 @@ def step_account(explanation, id_col: str, time_col: str, values: str | None):
     names = STEP_PARTS.get(values or "states", STEP_PARTS["states"])
     keys = [id_col, time_col, "step"]
     history = explanation.groupby(keys, sort=False)["contribution"].sum()
-    once = explanation.groupby(keys, sort=False)[[*_FROM_POINTS[1:], "y_hat"]].first()
+    per_step = [*_FROM_POINTS[1:], "y_hat", *(["closed"] if "closed" in explanation else [])]
+    once = explanation.groupby(keys, sort=False)[per_step].first()
     out = pd.concat([history, once], axis=1).rename(columns=dict(zip(_FROM_POINTS, names, strict=True)))
     out = out.reset_index()
     out.attrs.update(parts=list(names), attention_values=values)  # a list selects the columns: out[out.attrs['parts']]

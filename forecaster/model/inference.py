@@ -204,8 +204,10 @@ def blend_partners(
     account = account.share(1.0 - sum(shares), weighted)
     if shift is not None:
         # The partners moved by what the covariates change against their reference. The covariates' part stays what
-        # it means everywhere (the forecast against the forecast with the covariates at their training mean), so it
-        # takes the network's whole covariates part; the partners keep their forecast at the covariates' mean.
+        # it means without the shift (the network's median against the one with the covariates at their training
+        # mean; with "observations" through the head only, their effect on the attention weights being in the
+        # points' shares), so it takes the network's whole covariates part; the partners keep their forecast at the
+        # covariates' mean.
         moved = sum(shares) * network_covariates
         account = replace(account, partners=account.partners - moved, covariates=account.covariates + moved)
     if exact_shares(state):
@@ -256,6 +258,7 @@ def forecast_windows(
             parts = None if parts is None else parts.constant(constant, level)
     values, parts = floored(values, parts, state, panel, series, origins)
     values, parts = closed(values, parts, state, panel, series, origins)
+    parts = None if parts is None else parts.of(values[:, :, state.median_index])  # explain's y_hat: predict's own
     return Forecast(series, origins, values, attention, parts)
 
 

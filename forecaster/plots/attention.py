@@ -18,8 +18,11 @@ from matplotlib.patches import Patch
 
 from ..model.fitted import history_in_zone
 from .attention_analysis import attention_grid, attention_profile, forecast_sources
-from .forecast import draw_forecast, legend_outside, point_and_band
+from .forecast import calendar_ticks, draw_forecast, legend_outside, point_and_band
 from .text import NOTE_WIDTH, ROUTING, account_caption, literal, readable
+
+# Characters per line of the title over the shares (8 pt over the map's width, its colour bar aside).
+TITLE_WIDTH = 135
 
 
 def _edges(times: pd.DatetimeIndex) -> np.ndarray:
@@ -92,11 +95,17 @@ def plot_attention(
     x_edges = _edges(hist_times)
     names = (id_col, time_col, target_col)
     _draw_forecast_panel(top, ex, history_df, forecast, unique_id, names, x_edges, hist_times, title)
+    closed = ex.groupby("step")["closed"].any().reindex(grid.index, fill_value=False) if "closed" in ex else None
     _draw_heatmap(fig, bottom, grid, padded, x_edges, top.get_xlim(), ex[time_col].min(), vmax)
+    if closed is not None and closed.any():
+        _mark_closed(bottom, grid.index.to_numpy()[closed.to_numpy()], x_edges)
     if accounted:
         axes[2].sharex(bottom)
         bottom.tick_params(labelbottom=False)
         _draw_sources(axes[2], ex, hist_times, x_edges, history_col)
+    if pd.api.types.is_datetime64_any_dtype(ex[time_col]):  # dates that fit the axis, in the data's zone
+        for ax in axes:
+            calendar_ticks(ax, 10, getattr(ex[time_col].dt, "tz", None))
     axes[-1].set_xlabel("attended history period (the forecast panel's time axis)")
     # The note in lines of the figure's width, so that it never widens the saved figure past its panels.
     fig.text(0.01, 0.005, textwrap.fill(account_caption(ex), NOTE_WIDTH), fontsize=8, color="0.35", va="bottom")
@@ -146,6 +155,17 @@ def _draw_heatmap(fig, ax, grid: pd.DataFrame, padded: np.ndarray, x_edges, xlim
         ax.legend(handles=[patch], loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, borderaxespad=0.2)
 
 
+def _mark_closed(ax, steps: np.ndarray, x_edges: np.ndarray) -> None:
+    """Cross-hatch the rows of the steps a closure forecast at zero, over the history's columns ``x_edges``: their
+    weights are the network's routing, which the forecast did not use."""
+    style = {"facecolor": "white", "hatch": "xx", "edgecolor": "0.45"}
+    for step in steps:
+        ax.fill_between(x_edges[[0, -1]], step - 0.5, step + 0.5, alpha=0.55, lw=0, **style)
+    patch = Patch(**style, label="closed step: forecast at zero, not read")
+    handles = [patch] if ax.get_legend() is None else [*ax.get_legend().legend_handles, patch]
+    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, borderaxespad=0.2, ncols=2)
+
+
 def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: np.ndarray, history_col: str) -> None:
     points, parts = forecast_sources(ex, history_col[: -len("_history")])
     shares = points.reindex(hist_times).fillna(0.0).to_numpy()
@@ -155,12 +175,16 @@ def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: n
     head = f"network head (not split over points) {readable(parts['head'])}, " if parts["head"] else ""
     states = ex.attrs.get("attention_values") == "states"
     baseline = "window level x network weight" if states else "step and statics x network weight"
+    floor = f", lifted to zero (nonnegative) {readable(parts['floor'])}" if parts["floor"] else ""
+    steps = ex["step"].nunique()
+    shut = int(parts["closed_steps"])
+    closed = f"; {shut} of {steps} steps closed, forecast at zero by the closure (no part)" if shut else ""
     title = (
-        f"where the forecast came from (mean over steps): history points, summed, {readable(shares.sum())},\n{head}"
+        f"where the forecast came from (mean over steps): history points, summed, {readable(shares.sum())}, {head}"
         f"{baseline} {readable(parts['baseline'])}, covariates {readable(parts['covariates'])}, statistical partners "
-        f"{readable(parts['partners'])}; forecast {readable(parts['forecast'])}"
+        f"{readable(parts['partners'])}{floor}; forecast {readable(parts['forecast'])}{closed}"
     )
-    ax.set_title(title, loc="left", fontsize=8)
+    ax.set_title(textwrap.fill(title, TITLE_WIDTH), loc="left", fontsize=8)
     ax.grid(alpha=0.3)
 
 

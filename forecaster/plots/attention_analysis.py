@@ -36,18 +36,20 @@ def forecast_sources(explanation: pd.DataFrame, time_col: str | None = None) -> 
     ``time_col``: the model's time column; None reads it from the frame (``explain`` names it ``<time_col>_history``).
 
     Returns each history point's mean share of a step's forecast (indexed by its time) and the mean of the step
-    parts (``baseline``, ``covariates``, ``partners``, ``head``) and of the forecast:
-    the shares plus the parts equal the mean forecast.
+    parts (``baseline``, ``covariates``, ``partners``, ``head``, ``floor``: what lifted a negative median to zero) and
+    of the forecast: the shares plus the parts equal the mean forecast. Also ``closed_steps``, how many of the steps a
+    closure forecast at zero (every part of such a step is zero, so they pull the means towards zero).
     """
     time_col = time_col or explained_columns(explanation)[1]
     history_col = f"{time_col}_history"
     points = explanation.groupby(history_col)["contribution"].sum() / explanation["step"].nunique()
-    names = ("baseline", "covariates", "partners", "head")
-    if "step_head" not in explanation:  # an account without a head column (observation values only): no head part
-        explanation = explanation.assign(step_head=0.0)
-    per_step = explanation.groupby("step")[[f"step_{name}" for name in names] + ["y_hat"]].first().mean()
-    parts = {name: float(per_step[f"step_{name}"]) for name in names}
-    return points, {**parts, "forecast": float(per_step["y_hat"])}
+    names = ("baseline", "covariates", "partners", "head", "floor")
+    absent = {f"step_{name}": 0.0 for name in names if f"step_{name}" not in explanation}  # frames of older versions
+    explanation = explanation.assign(**absent, closed=explanation["closed"] if "closed" in explanation else False)
+    per_step = explanation.groupby("step")[[f"step_{name}" for name in names] + ["y_hat", "closed"]].first()
+    means = per_step.drop(columns="closed").mean()
+    parts = {name: float(means[f"step_{name}"]) for name in names}
+    return points, {**parts, "forecast": float(means["y_hat"]), "closed_steps": float(per_step["closed"].sum())}
 
 
 def attention_profile(explanation: pd.DataFrame, relative_to: str = "target", id_col: str | None = None) -> pd.DataFrame:
