@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -284,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     # Only the main thread may set a handler; a SIGTERM the launcher ignores (``trap '' TERM``) stays ignored.
     installed = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
     previous = signal.signal(signal.SIGTERM, _terminated) if installed else None
+    formatted = warnings.formatwarning  # a warning reads as one of the command's lines, not as a source location
+    warnings.formatwarning = lambda message, *_, **__: f"{command.prog}: warning: {message}\n"
     try:
         return args.func(args)
     except (UsageError, *_expected_errors()) as error:  # a clear message, e.g. a spec's unknown key: one line, status 2
@@ -293,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     except Terminated:  # SIGTERM: the same, with the shell's status for it
         command.exit(143, f"{command.prog}: terminated.\n")
     finally:
+        warnings.formatwarning = formatted
         if installed:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 

@@ -490,3 +490,17 @@ def test_a_sigterm_the_launcher_ignores_stays_ignored(monkeypatch, tmp_path):
         assert seen == [signal.SIG_IGN] and signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_warning_reads_as_a_line_of_the_command_not_as_python_source(tmp_path, panel, saved_model):
+    """Warnings printed as '.../bin/forecaster:4: UserWarning: ... sys.exit(main())'."""
+    df, _ = panel
+    ended = df.assign(y=df["y"].where(~((df["unique_id"] == df["unique_id"].iloc[0]) & (df["ds"] == df["ds"].max()))))
+    ended.to_csv(tmp_path / "history.csv", index=False)
+    call = [str(saved_model), "--data", str(tmp_path / "history.csv"), "--out", str(tmp_path / "p")]
+    script = f"import sys; from forecaster.cli import main; sys.exit(main(['explain', *{call!r}]))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "rows after the last observed" in line]
+    assert lines and all(line.startswith("forecaster explain: warning: ") for line in lines)
+    assert "UserWarning" not in done.stderr and "sys.exit" not in done.stderr

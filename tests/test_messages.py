@@ -34,7 +34,8 @@ def _message(call) -> str:
 def test_quarterly_data_for_a_monthly_model_is_named_as_such_not_as_gaps(monthly, monthly_model):
     message = _message(lambda: monthly_model.predict(df=_quarterly(monthly)))  # on the MS grid, every third month
     assert "the data looks quarterly ('QS-OCT', e.g. series 'S000') but the model's frequency is 'MS'" in message
-    assert "refit with freq='QS-OCT' or resample" in message and "fill_gaps" not in message
+    assert "fit the model with freq='QS-OCT' (in a study spec: freq = 'QS-OCT' under [data]) or resample" in message
+    assert "fill_gaps" not in message
     quarter_ends = _quarterly(monthly).assign(ds=lambda f: f["ds"] + pd.offsets.QuarterEnd(0))  # off the MS grid
     message = _message(lambda: monthly_model.predict(df=quarter_ends))
     assert "looks quarterly ('QE-DEC'" in message and "'MS'" in message and "not on the" not in message
@@ -51,7 +52,7 @@ def test_every_step_a_multiple_of_the_period_is_a_frequency_mismatch_even_when_p
     quarterly = _quarterly(monthly)
     patchy = quarterly.drop(index=quarterly.groupby("unique_id").head(3).index[1::3])  # a quarter missing per series
     message = _message(lambda: monthly_model.predict(df=patchy))
-    assert "spaced '3MS' apart" in message and "refit with freq='3MS'" in message
+    assert "spaced '3MS' apart" in message and "fit the model with freq='3MS'" in message
 
 
 def test_monthly_data_for_a_quarterly_model_and_real_gaps_keep_their_own_messages(monthly, monthly_model):
@@ -81,3 +82,36 @@ def test_a_history_shorter_than_the_window_warns_once_per_fit_and_predict(monthl
     (predicted,) = _short_warnings(lambda: model.predict(df=short))
     assert predicted == fitted
     assert _short_warnings(lambda: model.predict(df=monthly)) == []
+
+
+def _weekly(anchor: str = "W-SUN", n_series: int = 3, weeks: int = 60) -> pd.DataFrame:
+    ds = pd.date_range("2021-01-03", periods=weeks, freq=anchor)
+    rng = np.random.default_rng(0)
+    return pd.concat(
+        [pd.DataFrame({"unique_id": f"w{i}", "ds": ds, "y": 50 + rng.normal(0, 5, weeks)}) for i in range(n_series)],
+        ignore_index=True,
+    )
+
+
+def test_a_period_column_is_refused_with_a_fix_that_works_and_keeps_the_weekday():
+    """Periods were refused with a pd.to_datetime fix that raises TypeError on them; pandas' own to_timestamp() dates
+    a week ending on Sunday on its Monday."""
+    weekly = _weekly()
+    periods = weekly.assign(ds=weekly["ds"].dt.to_period("W-SUN"))
+    message = _message(lambda: fast_model(horizon=4).fit(periods))
+    assert "holds pandas periods (period[W-SUN])" in message and "to_timestamp(how='end').dt.normalize()" in message
+    fixed = periods.assign(ds=periods["ds"].dt.to_timestamp(how="end").dt.normalize())
+    pd.testing.assert_series_equal(fixed["ds"], weekly["ds"])  # the fix it gives puts every week back on its Sunday
+
+
+def test_mixed_weekday_anchors_are_not_told_to_pass_freq():
+    """One series on Mondays, the others on Sundays: "Pass `freq`" led to a second error, not a fix."""
+    mixed = pd.concat([_weekly(n_series=2), _weekly("W-MON", 1).assign(unique_id="monday")], ignore_index=True)
+    message = _message(lambda: fast_model(horizon=4).fit(mixed))
+    assert "Mixed frequencies" in message and "same weekday" in message and "Pass `freq` or split" not in message
+
+
+def test_a_week_of_another_weekday_names_what_w_means_and_a_fix_for_a_spec():
+    monday = _weekly("W-MON")
+    message = _message(lambda: fast_model(horizon=4, freq="W").fit(monday))
+    assert "'W' means weeks ending on Sunday, 'W-SUN'" in message and "freq = 'W-MON' under [data]" in message

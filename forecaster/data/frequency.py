@@ -178,7 +178,11 @@ def infer_offset(times: pd.Series, ids: pd.Series) -> pd.DateOffset:
         raise ValueError(_not_inferred(grouped if len(candidates) else None, column))
     if len(found) > 1:
         detail = ", ".join(f"series {sid!r} looks {alias!r}" for alias, sid in list(found.items())[:3])
-        raise ValueError(f"Mixed frequencies in `{column}`: {detail}. Pass `freq` or split the panel.")
+        raise ValueError(
+            f"Mixed frequencies in `{column}`: {detail}. Every series must lie on one grid: put their dates on one "
+            "(weekly series all on the same weekday, e.g. dates moved with pd.offsets.Week(weekday=...)), pass `freq` "
+            "where the others are that grid with gaps, or forecast the groups as separate panels."
+        )
     return normalise_freq(next(iter(found)))
 
 

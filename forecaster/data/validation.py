@@ -72,6 +72,13 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
                 f"periods numbered from 1: pd.Timestamp('2000-01-01') + pd.to_timedelta(df['{column}'] - 1, unit='D') "
                 "with freq='D' and an explicit season_length."
             )
+        if isinstance(values.dtype, pd.PeriodDtype):
+            raise ColumnTypeError(
+                f"Column `{column}` holds pandas periods ({values.dtype}), not timestamps. Date each period by the day "
+                f"the data means: df['{column}'] = df['{column}'].dt.to_timestamp(how='start') for its first day (months "
+                f"and quarters, as the package dates them), or .dt.to_timestamp(how='end').dt.normalize() for its last "
+                "(weeks ending on Sunday for 'W-SUN'; how='start' would date them on the Monday)."
+            )
         values = _text_times(values, column)
     if values.isna().any():
         raise ValueError(f"Column `{column}` holds missing timestamps (NaT) at {int(values.isna().sum())} row(s).")

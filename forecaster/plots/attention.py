@@ -171,7 +171,7 @@ def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: n
     shares = points.reindex(hist_times).fillna(0.0).to_numpy()
     ax.bar(x_edges[:-1], shares, width=np.diff(x_edges), align="edge", color="tab:purple", alpha=0.8)
     ax.axhline(0.0, color="0.4", lw=0.6)
-    ax.set_ylabel("share of forecast")
+    ax.set_ylabel("share of forecast\n(target units)")
     head = f"network head (not split over points) {readable(parts['head'])}, " if parts["head"] else ""
     states = ex.attrs.get("attention_values") == "states"
     baseline = "window level x network weight" if states else "step and statics x network weight"
