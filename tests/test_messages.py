@@ -82,6 +82,8 @@ def test_a_history_shorter_than_the_window_warns_once_per_fit_and_predict(monthl
     (predicted,) = _short_warnings(lambda: model.predict(df=short))
     assert predicted == fitted
     assert _short_warnings(lambda: model.predict(df=monthly)) == []
+    # The fit's own history was named by the fit: predict and explain of it say nothing again (they did, every call).
+    assert _short_warnings(model.predict) == [] and _short_warnings(model.explain) == []
 
 
 def _weekly(anchor: str = "W-SUN", n_series: int = 3, weeks: int = 60) -> pd.DataFrame:

@@ -68,15 +68,18 @@ class FittedModel:
         """Whether forecasts can come with an account of the median (not with ``log_target``)."""
         return accountable(self.state)
 
-    def panel(self, frame: pd.DataFrame, future: pd.DataFrame | None = None) -> Panel:
+    def panel(self, frame: pd.DataFrame, future: pd.DataFrame | None = None, new_history: bool = False) -> Panel:
         """A frame that ``clean_history`` validated as a panel in this model's units (no second validation).
 
         ``future``: future-known covariates of the horizon after each series' end (validated by ``clean_future``).
+        ``new_history``: a history the user passed to forecast from, whose series shorter than the window are named in
+        a warning; the fit's own history (its tail, a backtest fold's training data) was named by the fit.
         """
         state = self.state
         offset = normalise_freq(state.freq)
         units, roles = state_units(state), state.roles
-        with padding_expected(state.init == "pretrained"):  # the prior's window, trained on padded windows
+        # The prior's window was trained on padded windows; a history the fit saw was named by the fit.
+        with padding_expected(state.init == "pretrained" or not new_history):
             return model_panel(frame, self.columns, roles, state.features, offset, self.horizon, units, future, self.fill_gaps)
 
     def forecast_panel(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:
@@ -97,7 +100,7 @@ class FittedModel:
             )
         future = None if future_df is None else clean_future(future_df, columns, state.roles, tz, set_aside(state))
         try:
-            return self.panel(frame, future if state.roles.future else None), tz
+            return self.panel(frame, future if state.roles.future else None, new_history=df is not None), tz
         except ValueError as error:
             if not (tz or "").startswith("utc:") or not re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", str(error)):
                 raise  # no zone to add, or no time named
