@@ -73,7 +73,7 @@ def test_no_check_where_the_user_chose_the_start_or_the_budget(options):
 
 def test_no_check_where_the_prior_would_not_serve_the_panel_without_covariates():
     weekly, _ = make_panel(n_series=6, length=80, freq="W", seed=2, static=False)
-    model = Seq2SeqForecaster(horizon=4, future_covariates=["promo"], max_steps=None, progress=False)
+    model = Seq2SeqForecaster(horizon=4, future_covariates=["promo"], max_steps=None, hidden_size=16, progress=False)
     plan = model.set_params(max_steps=None)
     model, _ = fit_quietly(plan, weekly[["unique_id", "ds", "y", "promo"]])
     plan = model.fit_plan_  # screened on the history instead (``model.covariate_screen``), and read

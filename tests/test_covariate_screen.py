@@ -36,7 +36,7 @@ def with_flag(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def model(**params) -> Seq2SeqForecaster:
-    return Seq2SeqForecaster(horizon=HORIZON, progress=False, num_threads=1, **params)
+    return Seq2SeqForecaster(horizon=HORIZON, progress=False, num_threads=1, **{"hidden_size": 16, **params})
 
 
 def fit_recording(estimator: Seq2SeqForecaster, df: pd.DataFrame) -> list[str]:
