@@ -117,3 +117,17 @@ def test_a_week_of_another_weekday_names_what_w_means_and_a_fix_for_a_spec():
     monday = _weekly("W-MON")
     message = _message(lambda: fast_model(horizon=4, freq="W").fit(monday))
     assert "'W' means weeks ending on Sunday, 'W-SUN'" in message and "freq = 'W-MON' under [data]" in message
+
+
+def test_a_spec_reads_iso_weeks_as_their_mondays_and_says_how():
+    """'%G-W%V' failed with pandas' message and a doubled period; the hint named no format for weeks."""
+    from forecaster.evaluation.studies import SpecError, parse_dates
+
+    read = parse_dates(pd.Series(["2020-W01", "2020-W02", "2020-W53"]), "%G-W%V", "`week`")
+    assert list(read) == list(pd.to_datetime(["2019-12-30", "2020-01-06", "2020-12-28"]))  # each week's Monday
+    with pytest.raises(SpecError) as raised:
+        parse_dates(pd.Series(["2020-W01", "2020/W02"]), "%G-W%V", "`week`")
+    message = str(raised.value)
+    assert "'%G-W%V'" in message and '"2020/W02"' in message and ".." not in message and "You might" not in message
+    with pytest.raises(SpecError, match=r'"%G-W%V" for ISO weeks such as 2020-W01 \(each dated on its Monday\)'):
+        parse_dates(pd.Series(["2020-W01", "2020-W02"]), None, "`week`")

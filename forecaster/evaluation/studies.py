@@ -189,7 +189,8 @@ def _example(setting: str, date_format: str) -> str:
 def parse_dates(values: pd.Series, date_format: str | None, where: str, setting: str = SPEC_SETTING) -> pd.Series:
     """A file's dates as timestamps, read one way only (``setting``: where a format is given, named in errors).
 
-    With ``date_format`` (any ``strftime`` format, or one with ``%q`` for quarters such as ``"%Y Q%q"``), exactly
+    With ``date_format`` (any ``strftime`` format, or one with ``%q`` for quarters such as ``"%Y Q%q"``, each dated on
+    its first day; ISO weeks ``"%G-W%V"`` without a weekday are dated on their Monday, their first day), exactly
     that format, also for a column of numbers (years written as 1990 with ``"%Y"``, months as 199001 with ``"%Y%m"``).
     Without it, ISO dates as they are; other text only when it reads one way: dates that read
     differently day-first and month-first (03/04/1998) are refused, never read month-first without a word; numbers
@@ -203,6 +204,8 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str, setting:
         text = numbers_as_text(values) if numeric else values
         if "%q" in date_format:
             return _quarters(text, date_format, where, setting)
+        if "%V" in date_format and not re.search("%[uwaA]", date_format):  # an ISO week names no day: its Monday
+            text, date_format = text.astype(str) + "\x001", f"{date_format}\x00%u"
         try:
             with warnings.catch_warnings():  # pandas 2 warns where the text holds several UTC offsets (read below)
                 warnings.simplefilter("ignore", FutureWarning)
@@ -215,7 +218,9 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str, setting:
         instants = None if numeric else in_utc_if_offsets_differ(text, where, date_format)
         if instants is not None:
             return instants
-        raise SpecError(f"{where} does not match {setting} {date_format!r}: {problem}.")
+        shown = date_format.removesuffix("\x00%u")  # as the user wrote it, and pandas' first line without its advice
+        problem = problem.splitlines()[0].split(". You might")[0].replace("\x00%u", "").replace("\x001", "")
+        raise SpecError(f"{where} does not match {setting} {shown!r}: {problem.rstrip('.')}.")
     if pd.api.types.is_datetime64_any_dtype(values):
         return values
     if numeric:
@@ -230,7 +235,8 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str, setting:
     except UnreadableDatesError as error:
         raise SpecError(
             f"{where} holds dates such as {error.example!r} that no common format reads; set {setting}, "
-            f"e.g. {_example(setting, '%b-%y')} for Apr-98 or {_example(setting, '%Y Q%q')} for 1998 Q1."
+            f"e.g. {_example(setting, '%b-%y')} for Apr-98, {_example(setting, '%Y Q%q')} for 1998 Q1 or "
+            f"{_example(setting, '%G-W%V')} for ISO weeks such as 2020-W01 (each dated on its Monday)."
         ) from None
     except AmbiguousDatesError as error:
         raise SpecError(
