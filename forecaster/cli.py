@@ -251,6 +251,13 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
+def _warning_line(prog: str, message, category: type[Warning]) -> str:
+    """A warning as a line of the command: the package's own (``UserWarning`` and its kinds) as "warning", others with
+    their kind (a library's ``FutureWarning``)."""
+    kind = "warning" if issubclass(category, UserWarning) else category.__name__
+    return f"{prog}: {kind}: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     from . import __version__
 
@@ -286,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     installed = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
     previous = signal.signal(signal.SIGTERM, _terminated) if installed else None
     formatted = warnings.formatwarning  # a warning reads as one of the command's lines, not as a source location
-    warnings.formatwarning = lambda message, *_, **__: f"{command.prog}: warning: {message}\n"
+    if installed:  # the process-wide hook only where the signal handler is, and so restored by the same thread
+        warnings.formatwarning = lambda message, category, *_, **__: _warning_line(command.prog, message, category)
     try:
         return args.func(args)
     except (UsageError, *_expected_errors()) as error:  # a clear message, e.g. a spec's unknown key: one line, status 2

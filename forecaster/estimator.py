@@ -188,7 +188,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         are recorded with it: a forecast refuses ones changed since and never reuses a pass of an earlier fit."""
         self.state_, self.network_, self.device_, self.train_results_ = state, network, device, results
         self.init_ = state.init  # how the weights were started; a loaded model reports it as its file recorded it
-        self._fitted_params, self._cache = copy.deepcopy(self.get_params()), ForecastMemo()
+        self._fitted_params, self._cache = copy.deepcopy(self.get_params()), ForecastMemo(tail_named=bool(results))
         return self
 
     def fit(self, df: pd.DataFrame, y: object = None) -> Seq2SeqForecaster:
@@ -276,7 +276,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         if getattr(self, "_follows_data", False) and (df is not None or not hasattr(self, "network_")):
             return (*self._zero_shot(df, future_df), None)
         fitted = self.fitted()
-        return (fitted, *fitted.forecast_panel(df, future_df), getattr(self, "_cache", None))
+        return (fitted, *fitted.forecast_panel(df, future_df, getattr(self, "_cache", None)), getattr(self, "_cache", None))
 
     _forecast_ends = staticmethod(remembered_forecast)
 
@@ -314,7 +314,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         flagged in a ``padded`` column with ``include_padding=True``. Beside them (none with ``log_target``),
         ``contribution``: each history point's share of the median, the network's blend weight applied. The columns
         ``step_*`` columns and ``y_hat`` repeat a step's parts on each of its history rows (summing them over rows means
-        nothing; ``by="step"`` is the frame to read); ``closed``: a closure (``closed_when``) made the step zero.
+        nothing; ``by="step"`` is the frame to read); ``closed_step``: a closure (``closed_when``) made the step zero.
 
         ``by="step"``: one row per (series, step), ``unique_id``, ``ds``, ``step``, its parts and ``y_hat``; the parts
         (``attrs["parts"]``; ``model.account.STEP_PARTS``) add up to ``y_hat``, the median ``predict`` returns:
@@ -323,7 +323,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         that level; windows whose scale fell back keep the network's part here) or
         ``step_and_statics_x_network_weight`` (``"observations"``: the head's step, calendar and statics term),
         ``covariates_x_network_weight`` (whole where the partners follow covariates; with ``"observations"`` through
-        the head only), ``partners_weighted``, ``floor_at_zero``; and ``closed``, as above (docs/attention.md).
+        the head only), ``partners_weighted``, ``floor_at_zero``; and ``closed_step``, as above (docs/attention.md).
 
         The state design's shares take a gradient pass per step (docs/attention.md); ``predict`` after ``explain`` on the
         same inputs reuses its pass. With a Dask ``df``, a lazy Dask DataFrame of the point rows.

@@ -504,3 +504,22 @@ def test_a_warning_reads_as_a_line_of_the_command_not_as_python_source(tmp_path,
     lines = [line for line in done.stderr.splitlines() if "rows after the last observed" in line]
     assert lines and all(line.startswith("forecaster explain: warning: ") for line in lines)
     assert "UserWarning" not in done.stderr and "sys.exit" not in done.stderr
+
+
+def test_the_warnings_hook_is_restored_and_left_alone_off_the_main_thread(tmp_path, monkeypatch):
+    import threading
+    import warnings
+
+    from forecaster import cli
+
+    original = warnings.formatwarning
+    seen = []
+    monkeypatch.setattr(cli, "_explain_once", lambda args: seen.append(warnings.formatwarning) or 0)
+    assert main(["explain", str(tmp_path), "--out", str(tmp_path / "o")]) == 0
+    assert warnings.formatwarning is original and seen[-1] is not original  # hooked while it ran, restored after
+    line = seen[-1](FutureWarning("soon"), FutureWarning, "f.py", 1)
+    assert line == "forecaster explain: FutureWarning: soon\n"  # another library's warning keeps its kind
+    thread = threading.Thread(target=main, args=(["explain", str(tmp_path), "--out", str(tmp_path / "o")],))
+    thread.start()
+    thread.join()
+    assert seen[-1] is original and warnings.formatwarning is original  # off the main thread: not touched

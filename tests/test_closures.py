@@ -73,11 +73,11 @@ def test_the_account_of_a_closed_step_is_zero_and_still_adds_up(panel, fits):
     assert (merged.loc[shut, parts].to_numpy() == 0).all()
     assert not np.signbit(merged.loc[shut, parts].to_numpy()).any()  # 0, not -0.0 (a negative part times False)
     # A zero the closure made is told from parts that happen to be zero, in both frames.
-    np.testing.assert_array_equal(merged["closed"].to_numpy(), shut)
+    np.testing.assert_array_equal(merged["closed_step"].to_numpy(), shut)
     points = learnt.explain(future_df=future).merge(future, on=["unique_id", "ds"])
-    np.testing.assert_array_equal(points["closed"].to_numpy(), points["open"].to_numpy() == 0)
+    np.testing.assert_array_equal(points["closed_step"].to_numpy(), points["open"].to_numpy() == 0)
     _, off = fits
-    assert not off.explain(future_df=future, by="step")["closed"].any()
+    assert not off.explain(future_df=future, by="step")["closed_step"].any()
 
 
 def test_the_attention_plot_marks_the_closed_steps_and_says_how_many(panel, fits):

@@ -116,7 +116,7 @@ def test_mixed_weekday_anchors_are_not_told_to_pass_freq():
 def test_a_week_of_another_weekday_names_what_w_means_and_a_fix_for_a_spec():
     monday = _weekly("W-MON")
     message = _message(lambda: fast_model(horizon=4, freq="W").fit(monday))
-    assert "'W' means weeks ending on Sunday, 'W-SUN'" in message and "freq = 'W-MON' under [data]" in message
+    assert "'W-SUN' ('W' means weeks ending on Sunday)" in message and "freq = 'W-MON' under [data]" in message
 
 
 def test_a_spec_reads_iso_weeks_as_their_mondays_and_says_how():
@@ -131,3 +131,40 @@ def test_a_spec_reads_iso_weeks_as_their_mondays_and_says_how():
     assert "'%G-W%V'" in message and '"2020/W02"' in message and ".." not in message and "You might" not in message
     with pytest.raises(SpecError, match=r'"%G-W%V" for ISO weeks such as 2020-W01 \(each dated on its Monday\)'):
         parse_dates(pd.Series(["2020-W01", "2020-W02"]), None, "`week`")
+
+
+def test_backtests_without_a_refit_still_name_a_series_the_fit_never_saw():
+    """Forecasts of folds the fit did not see name their short series (one starting after the first cutoff): counted
+    over the panel's 61 series, not only in the occlusion check's sample of 50."""
+    from forecaster import backtest
+
+    many, _ = make_panel(n_series=60, length=40, seed=0, static=False, short_share=0.0, missing_share=0.0)
+    many = many[["unique_id", "ds", "y"]]
+    late = many[many["unique_id"] == "S000"].tail(18).assign(unique_id="late")
+    df = pd.concat([many, late], ignore_index=True)
+    model = fast_model(horizon=6, input_size=24, max_steps=3)
+    messages = _short_warnings(lambda: backtest(model, df, n_windows=3, refit=False, baselines=(), progress=False))
+    assert any("'late'" in m and "of 61 series" in m for m in messages)
+
+
+def test_a_loaded_model_names_its_kept_short_series_once_and_plots_of_the_own_history_do_not(monthly, tmp_path):
+    from forecaster import Seq2SeqForecaster
+    from forecaster.plots import plot_attention
+
+    starts = monthly.groupby("unique_id")["ds"].transform("min")
+    short = monthly[monthly["ds"] >= np.where(monthly["unique_id"] == "S001", starts + pd.DateOffset(months=31), starts)]
+    model = fast_model(horizon=4, max_steps=3)
+    assert len(_short_warnings(lambda: model.fit(short))) == 1
+    assert _short_warnings(lambda: plot_attention(model, unique_id="S001")) == []
+    model.save(tmp_path / "m")
+    loaded = Seq2SeqForecaster.load(tmp_path / "m")
+    assert len(_short_warnings(loaded.predict)) == 1  # a new process has not seen the fit's warning
+    assert _short_warnings(loaded.predict) == [] and _short_warnings(loaded.explain) == []
+
+
+def test_hourly_periods_are_dated_by_their_start_and_w_is_explained_only_for_sundays():
+    hours = pd.DataFrame({"unique_id": "a", "ds": pd.period_range("2024-01-01", periods=60, freq="h"), "y": 1.0})
+    message = _message(lambda: fast_model(horizon=4).fit(hours))
+    assert "Date each period by its start" in message and "normalize" not in message
+    message = _message(lambda: fast_model(horizon=4, freq="W-MON").fit(_weekly("W-SUN")))
+    assert "'W' means" not in message and "freq = 'W-SUN' under [data]" in message

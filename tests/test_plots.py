@@ -584,3 +584,15 @@ def test_rows_past_the_data_draw_no_actual_and_daily_maps_get_dates_that_fit(tmp
     assert all(isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter) for ax in fig.axes[:3])
     drawn = plot_attention(explanation, df=df, unique_id="d0", forecasts=model.predict(), actuals=after.assign(y=1.0))
     assert "actual" in [text.get_text() for text in drawn.axes[0].get_legend().get_texts()]
+
+
+def test_a_gap_inside_the_actuals_stays_a_break_in_the_line():
+    from forecaster.plots.forecast import draw_forecast
+
+    ds = pd.date_range("2024-01-01", periods=6, freq="D")
+    actual = pd.DataFrame({"ds": ds, "y": [1.0, 2.0, np.nan, 4.0, np.nan, np.nan]})
+    fig, ax = plt.subplots()
+    draw_forecast(ax, None, None, actual, "y_hat", None, None, "ds", "y")
+    (line,) = [line for line in ax.get_lines() if line.get_label() == "actual"]
+    assert len(line.get_ydata()) == 4 and np.isnan(line.get_ydata()[2])  # the gap kept, the rows past the data dropped
+    plt.close(fig)

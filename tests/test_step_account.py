@@ -18,7 +18,8 @@ def test_the_parts_of_every_series_and_step_add_up_to_the_forecast_predict_retur
     from forecaster.model.account import STEP_PARTS
 
     names = STEP_PARTS[values]
-    assert steps.attrs["parts"] == list(names) and list(steps.columns) == ["unique_id", "ds", "step", *names, "y_hat", "closed"]
+    assert steps.attrs["parts"] == list(names)
+    assert list(steps.columns) == ["unique_id", "ds", "step", *names, "y_hat", "closed_step"]
     np.testing.assert_allclose(steps[steps.attrs["parts"]].sum(axis=1), steps["y_hat"], rtol=1e-9, atol=1e-9)
     assert len(steps) == steps[["unique_id", "step"]].drop_duplicates().shape[0] == df["unique_id"].nunique() * 6
     forecast = model.predict(future_df=future).merge(steps, on=["unique_id", "ds"], suffixes=("", "_account"))

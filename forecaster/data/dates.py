@@ -201,3 +201,25 @@ def shown_time(time: pd.Timestamp, tz_token: str | None) -> pd.Timestamp:
     """One time of a fit's frame (naive, or in UTC for sub-daily zoned data) as the user's data wrote it, for messages
     (``tz_token`` None: the zone of the backtest it runs in, if any: :func:`messages_in_zone`)."""
     return restore_zone(pd.DatetimeIndex([time]), tz_token or _MESSAGE_ZONE.get())[0]
+
+
+def periods_message(dtype: pd.PeriodDtype, column: str) -> str:
+    """What to do with a column of pandas periods: date each by the day the data means (a week's Sunday or Monday is
+    the user's to choose, and pandas' ``to_timestamp()`` picks the Monday)."""
+    start = f"df['{column}'] = df['{column}'].dt.to_timestamp(how='start')"
+    if _sub_daily(dtype.freq):
+        return f"Column `{column}` holds pandas periods ({dtype}), not timestamps. Date each period by its start: {start}."
+    return (
+        f"Column `{column}` holds pandas periods ({dtype}), not timestamps. Date each period by the day the data means: "
+        f"{start} for its first day (months and quarters, as the package dates them), or "
+        ".dt.to_timestamp(how='end').dt.normalize() for its last (weeks ending on Sunday for 'W-SUN'; how='start' "
+        "would date them on the Monday)."
+    )
+
+
+def _sub_daily(offset: pd.DateOffset) -> bool:
+    """Whether periods of ``offset`` are shorter than a day (hours, minutes); calendar ones (weeks, months) are not."""
+    try:
+        return pd.Timedelta(offset.nanos) < pd.Timedelta(days=1)
+    except ValueError:  # a calendar offset has no fixed length
+        return False

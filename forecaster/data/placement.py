@@ -113,7 +113,7 @@ def _spacing_message(argument: str, alias: str, uid, offset: pd.DateOffset) -> s
     own = to_offset(alias)
     word = _WORDS.get(own.name.split("-")[0]) if own.n == 1 else None
     looks = f"{word} ({alias!r}, e.g. series {uid!r})" if word else f"spaced {alias!r} apart (e.g. series {uid!r})"
-    weeks = " ('W' means weeks ending on Sunday, 'W-SUN')" if isinstance(offset, pd.offsets.Week) else ""
+    weeks = " ('W' means weeks ending on Sunday)" if offset.freqstr == "W-SUN" else ""
     return (
         f"`{argument}`: the data looks {looks} but the model's frequency is {offset.freqstr!r}{weeks}; "
         f"fit the model with freq={alias!r} (in a study spec: freq = {alias!r} under [data]) or resample the data to "

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..callers import user_stacklevel
 from .arrow import plain_columns
-from .dates import AmbiguousDatesError, UnreadableDatesError, read_text_dates, restore_zone, zone_name
+from .dates import AmbiguousDatesError, UnreadableDatesError, periods_message, read_text_dates, restore_zone, zone_name
 from .frames import require_columns, require_frame
 from .ordering import in_series_order
 from .roles import CovariateRoles, LeakageError
@@ -73,12 +73,7 @@ def _to_naive_times(values: pd.Series, column: str, tz_token: str | None = None)
                 "with freq='D' and an explicit season_length."
             )
         if isinstance(values.dtype, pd.PeriodDtype):
-            raise ColumnTypeError(
-                f"Column `{column}` holds pandas periods ({values.dtype}), not timestamps. Date each period by the day "
-                f"the data means: df['{column}'] = df['{column}'].dt.to_timestamp(how='start') for its first day (months "
-                f"and quarters, as the package dates them), or .dt.to_timestamp(how='end').dt.normalize() for its last "
-                "(weeks ending on Sunday for 'W-SUN'; how='start' would date them on the Monday)."
-            )
+            raise ColumnTypeError(periods_message(values.dtype, column))
         values = _text_times(values, column)
     if values.isna().any():
         raise ValueError(f"Column `{column}` holds missing timestamps (NaT) at {int(values.isna().sum())} row(s).")

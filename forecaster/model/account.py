@@ -122,11 +122,11 @@ class Account:
         keep = ~rows[:, None]
         return replace(
             self,
-            points=self.points * keep[..., None],
+            points=np.where(keep[..., None], self.points, 0.0),
             baseline=np.where(keep, self.baseline, level[:, None]),
-            covariates=self.covariates * keep,
-            partners=self.partners * keep,
-            floor=None if self.floor is None else self.floor * keep,
+            covariates=np.where(keep, self.covariates, 0.0),
+            partners=np.where(keep, self.partners, 0.0),
+            floor=None if self.floor is None else np.where(keep, self.floor, 0.0),
         )
 
     def closed(self, steps: np.ndarray) -> Account:
@@ -249,7 +249,7 @@ def _gradient_account(
 # - partners_weighted: the statistical partners' forecasts times their blend weights (where they follow the
 #   covariates, their forecasts with the covariates at their training mean).
 # - floor_at_zero: what lifted a negative median to zero (``nonnegative``); 0 where nothing was lifted.
-# Beside the parts, ``closed`` marks the steps a closure forecast at zero (every part there is 0), and ``y_hat`` is the
+# Beside the parts, ``closed_step`` marks the steps a closure forecast at zero (every part there is 0), and ``y_hat`` is the
 # forecast's own median (``Account.forecast``).
 STEP_PARTS = {
     "states": (
@@ -282,7 +282,7 @@ def step_account(explanation, id_col: str, time_col: str, values: str | None):
     names = STEP_PARTS.get(values or "states", STEP_PARTS["states"])
     keys = [id_col, time_col, "step"]
     history = explanation.groupby(keys, sort=False)["contribution"].sum()
-    per_step = [*_FROM_POINTS[1:], "y_hat", *(["closed"] if "closed" in explanation else [])]
+    per_step = [*_FROM_POINTS[1:], "y_hat", *(["closed_step"] if "closed_step" in explanation else [])]
     once = explanation.groupby(keys, sort=False)[per_step].first()
     out = pd.concat([history, once], axis=1).rename(columns=dict(zip(_FROM_POINTS, names, strict=True)))
     out = out.reset_index()

@@ -68,12 +68,12 @@ class FittedModel:
         """Whether forecasts can come with an account of the median (not with ``log_target``)."""
         return accountable(self.state)
 
-    def panel(self, frame: pd.DataFrame, future: pd.DataFrame | None = None, new_history: bool = False) -> Panel:
+    def panel(self, frame: pd.DataFrame, future: pd.DataFrame | None = None, new_history: bool = True) -> Panel:
         """A frame that ``clean_history`` validated as a panel in this model's units (no second validation).
 
         ``future``: future-known covariates of the horizon after each series' end (validated by ``clean_future``).
-        ``new_history``: a history the user passed to forecast from, whose series shorter than the window are named in
-        a warning; the fit's own history (its tail, a backtest fold's training data) was named by the fit.
+        ``new_history``: False for a history whose series shorter than the window a warning has named already (the
+        fit's own, a backtest fold's training rows after its refit); other histories name theirs.
         """
         state = self.state
         offset = normalise_freq(state.freq)
@@ -82,9 +82,12 @@ class FittedModel:
         with padding_expected(state.init == "pretrained" or not new_history):
             return model_panel(frame, self.columns, roles, state.features, offset, self.horizon, units, future, self.fill_gaps)
 
-    def forecast_panel(self, df: pd.DataFrame | None, future_df: pd.DataFrame | None) -> tuple[Panel, str | None]:
+    def forecast_panel(
+        self, df: pd.DataFrame | None, future_df: pd.DataFrame | None, memo: ForecastMemo | None = None
+    ) -> tuple[Panel, str | None]:
         """The panel to forecast from the end of each series of ``df`` (None: the history tail kept at fit), validated,
-        with the horizon's future-known covariates of ``future_df``; and the zone of its timestamps.
+        with the horizon's future-known covariates of ``future_df``; and the zone of its timestamps. ``memo``: the
+        fit's, which says whether the kept history's short series were named already (then they are not again).
 
         Without future-known covariates a future frame is still checked: no targets or past covariates in it.
 
@@ -100,7 +103,11 @@ class FittedModel:
             )
         future = None if future_df is None else clean_future(future_df, columns, state.roles, tz, set_aside(state))
         try:
-            return self.panel(frame, future if state.roles.future else None, new_history=df is not None), tz
+            named = df is None and memo is not None and memo.tail_named
+            panel = self.panel(frame, future if state.roles.future else None, new_history=not named)
+            if df is None and memo is not None:
+                memo.tail_named = True
+            return panel, tz
         except ValueError as error:
             if not (tz or "").startswith("utc:") or not re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", str(error)):
                 raise  # no zone to add, or no time named
@@ -146,11 +153,16 @@ def remembered_forecast(fitted: FittedModel, panel: Panel, memo: ForecastMemo | 
 
 class ForecastMemo:
     """The last forecast pass of a fit and the key of its inputs: ``predict`` after ``explain`` on the same inputs
-    reuses it. Each fit gets a new memo; forecasting fills it in place, so the estimator's attributes stay the same."""
+    reuses it. Each fit gets a new memo; forecasting fills it in place, so the estimator's attributes stay the same.
 
-    __slots__ = ("_key", "_forecast")
+    ``tail_named``: whether the series of the history the model keeps that are shorter than its window have been named
+    in a warning (by the fit that trained it, or by the first forecast of that history after a load).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_key", "_forecast", "tail_named")
+
+    def __init__(self, tail_named: bool = False) -> None:
+        self.tail_named = tail_named
         self.clear()
 
     def get(self, key) -> Forecast | None:

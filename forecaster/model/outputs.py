@@ -64,7 +64,7 @@ def forecast_frame(
 def output_columns(time_col: str) -> set[str]:
     """The columns ``predict``, ``explain`` (by point and by step) and ``backtest`` add beside the id and time columns
     (quantile columns ``y_hat_q..`` aside): an id or time column of one of these names would be overwritten."""
-    added = {"y_hat", "step", "lag", "weight", "contribution", "padded", "closed", "cutoff", f"{time_col}_history"}
+    added = {"y_hat", "step", "lag", "weight", "contribution", "padded", "closed_step", "cutoff", f"{time_col}_history"}
     added |= {"step_baseline", "step_covariates", "step_partners", "step_floor", *RETIRED_COLUMNS}
     return added | {part for parts in STEP_PARTS.values() for part in parts}
 
@@ -130,7 +130,7 @@ def attention_frame(
         for name, value in RETIRED_COLUMNS.items():  # no longer a part of the forecast; kept for code that reads it
             out[name] = value
         out["y_hat"] = account.forecast[w_idx[keep], h_idx[keep]]  # predict's median, which the parts add up to
-        out["closed"] = account.closed_steps[w_idx[keep], h_idx[keep]]  # forecast at zero by a closure: no part made it
+        out["closed_step"] = account.closed_steps[w_idx[keep], h_idx[keep]]  # forecast at zero by a closure: no part made it
         if values is not None:
             out.attrs["attention_values"] = values
     if include_padding:

@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from ..data.panel import padding_expected
 from ..model.fitted import history_in_zone
 from .attention_analysis import attention_grid, attention_profile, forecast_sources
 from .forecast import calendar_ticks, draw_forecast, legend_outside, point_and_band
@@ -71,11 +72,13 @@ def plot_attention(
     if hasattr(model_or_explanation, "explain"):
         fitted = model_or_explanation
         id_col, time_col, target_col = fitted.id_col, fitted.time_col, fitted.target_col
+        own = df is None  # the model's kept history, whose short series its fit named
         if unique_id is not None:  # explain and forecast this series only (without df: its training tail)
             df = history_in_zone(fitted) if df is None else df
             df, future_df = (f if f is None else f[f[id_col] == unique_id] for f in (df, future_df))
-        explanation = fitted.explain(df=df, future_df=future_df, include_padding=True)
-        forecast = fitted.predict(df=df, future_df=future_df)
+        with padding_expected(own):
+            explanation = fitted.explain(df=df, future_df=future_df, include_padding=True)
+            forecast = fitted.predict(df=df, future_df=future_df)
         history_df = history_in_zone(fitted) if df is None else df
     if actuals is not None:
         history_df = pd.concat([history_df, actuals]).drop_duplicates([id_col, time_col], keep="last")
@@ -95,7 +98,7 @@ def plot_attention(
     x_edges = _edges(hist_times)
     names = (id_col, time_col, target_col)
     _draw_forecast_panel(top, ex, history_df, forecast, unique_id, names, x_edges, hist_times, title)
-    closed = ex.groupby("step")["closed"].any().reindex(grid.index, fill_value=False) if "closed" in ex else None
+    closed = ex.groupby("step")["closed_step"].any().reindex(grid.index, fill_value=False) if "closed_step" in ex else None
     _draw_heatmap(fig, bottom, grid, padded, x_edges, top.get_xlim(), ex[time_col].min(), vmax)
     if closed is not None and closed.any():
         _mark_closed(bottom, grid.index.to_numpy()[closed.to_numpy()], x_edges)

@@ -45,11 +45,11 @@ def forecast_sources(explanation: pd.DataFrame, time_col: str | None = None) -> 
     points = explanation.groupby(history_col)["contribution"].sum() / explanation["step"].nunique()
     names = ("baseline", "covariates", "partners", "head", "floor")
     absent = {f"step_{name}": 0.0 for name in names if f"step_{name}" not in explanation}  # frames of older versions
-    explanation = explanation.assign(**absent, closed=explanation["closed"] if "closed" in explanation else False)
-    per_step = explanation.groupby("step")[[f"step_{name}" for name in names] + ["y_hat", "closed"]].first()
-    means = per_step.drop(columns="closed").mean()
+    explanation = explanation.assign(**absent, closed_step=explanation["closed_step"] if "closed_step" in explanation else False)
+    per_step = explanation.groupby("step")[[f"step_{name}" for name in names] + ["y_hat", "closed_step"]].first()
+    means = per_step.drop(columns="closed_step").mean()
     parts = {name: float(means[f"step_{name}"]) for name in names}
-    return points, {**parts, "forecast": float(means["y_hat"]), "closed_steps": float(per_step["closed"].sum())}
+    return points, {**parts, "forecast": float(means["y_hat"]), "closed_steps": float(per_step["closed_step"].sum())}
 
 
 def attention_profile(explanation: pd.DataFrame, relative_to: str = "target", id_col: str | None = None) -> pd.DataFrame:

@@ -43,7 +43,9 @@ def draw_forecast(ax, history, forecast, actual, point, lo, hi, time_col, target
         alone = isolated(history[target_col])  # a line needs two neighbours: an observation between gaps draws nothing
         if alone.any():
             ax.plot(history[time_col][alone], history[target_col][alone], color="0.2", ls="none", marker=".", ms=4)
-    actual = None if actual is None else actual[actual[target_col].notna()]  # rows past the data draw nothing
+    if actual is not None:  # rows past the last observed actual draw nothing (a gap inside stays a break in the line)
+        observed = actual[target_col].notna().to_numpy()
+        actual = actual.iloc[: int(np.flatnonzero(observed)[-1]) + 1 if observed.any() else 0]
     if actual is not None and len(actual):
         ax.plot(actual[time_col], actual[target_col], color="0.2", lw=1.2, ls="--", marker=".", ms=4, label="actual")
     if forecast is None:
