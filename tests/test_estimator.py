@@ -103,6 +103,7 @@ def test_explain_weights_sum_to_one_and_skip_padding(fitted, panel):
     assert fitted.network_config_.values == "states" and fitted.network_config_.skip
     attention = ["unique_id", "ds", "step", "ds_history", "lag", "weight"]
     account = ["contribution", "step_baseline", "step_covariates", "step_partners", "step_floor", "step_head", "y_hat"]
+    account += ["closed_step"]  # not a part: whether a closure made the step zero
     assert list(explanation.columns) == attention + account
     sums = explanation.groupby(["unique_id", "step"])["weight"].sum()
     np.testing.assert_allclose(sums.to_numpy(), 1.0, atol=1e-5)
