@@ -13,4 +13,4 @@ def test_the_readme_says_how_to_get_the_cpu_build_of_torch():
 
 def test_the_readme_test_command_is_the_one_ci_runs():
     ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
-    assert "python -m pytest -q" in README and "python -m pytest -q" in ci
+    assert "python -m pytest -q -n 2\n" in README and "python -m pytest -q -n 2\n" in ci
