@@ -596,3 +596,17 @@ def test_a_gap_inside_the_actuals_stays_a_break_in_the_line():
     (line,) = [line for line in ax.get_lines() if line.get_label() == "actual"]
     assert len(line.get_ydata()) == 4 and np.isnan(line.get_ydata()[2])  # the gap kept, the rows past the data dropped
     plt.close(fig)
+
+
+def test_the_map_marks_the_periods_whose_target_is_missing():
+    """Missing targets inside the window drew as ordinary columns of the map, as if observed."""
+    df, _ = make_panel(n_series=4, length=48, seed=3, static=False, missing_share=0.0, short_share=0.0)
+    df = df[["unique_id", "ds", "y"]].reset_index(drop=True)
+    gaps = df.index[(df["unique_id"] == "S000")][-10:-7]  # three months inside the last window
+    df.loc[gaps, "y"] = np.nan
+    model = fast_model(horizon=6, input_size=24).fit(df)
+    heatmap = plot_attention(model, unique_id="S000").axes[1]
+    assert "missing target (no share)" in [text.get_text() for text in heatmap.get_legend().get_texts()]
+    dotted = [patch for patch in heatmap.patches if patch.get_hatch() == ".."]
+    assert len(dotted) == 3
+    assert plot_attention(model, unique_id="S001").axes[1].get_legend() is None  # nothing missing: no mark, no legend

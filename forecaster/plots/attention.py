@@ -64,8 +64,9 @@ def plot_attention(
 
     Every panel has the forecast panel's time axis, so each column of the map sits under its own period
     (the horizon part of the lower panels stays empty). Padded positions (before the series starts) are hatched
-    grey, not drawn as zero weight. The shares panel needs a frame with ``contribution``; the colour bar is
-    beside the heatmap.
+    grey, not drawn as zero weight; periods whose target is missing (given the history) are dotted, and steps a
+    closure forecast at zero are cross-hatched. The shares panel needs a frame with ``contribution``; the colour bar
+    is beside the heatmap.
     """
     explanation, forecast = model_or_explanation, forecasts
     history_df = df
@@ -102,6 +103,9 @@ def plot_attention(
     _draw_heatmap(fig, bottom, grid, padded, x_edges, top.get_xlim(), ex[time_col].min(), vmax)
     if closed is not None and closed.any():
         _mark_closed(bottom, grid.index.to_numpy()[closed.to_numpy()], x_edges)
+    missing = _missing_targets(history_df, unique_id, hist_times, names) & ~padded
+    if missing.any():
+        _mark_missing(bottom, np.flatnonzero(missing), x_edges)
     if accounted:
         axes[2].sharex(bottom)
         bottom.tick_params(labelbottom=False)
@@ -158,15 +162,39 @@ def _draw_heatmap(fig, ax, grid: pd.DataFrame, padded: np.ndarray, x_edges, xlim
         ax.legend(handles=[patch], loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, borderaxespad=0.2)
 
 
+def _missing_targets(history_df, unique_id, hist_times: pd.DatetimeIndex, names) -> np.ndarray:
+    """Which attended periods (bool, as ``hist_times``) hold no observed target of the series in ``history_df``: a
+    missing value the network masks (none known without a history)."""
+    id_col, time_col, target_col = names
+    if history_df is None or target_col not in history_df:
+        return np.zeros(len(hist_times), dtype=bool)
+    series = history_df[history_df[id_col] == unique_id]
+    observed = pd.DatetimeIndex(series.loc[series[target_col].notna(), time_col])
+    return ~hist_times.isin(observed)
+
+
+def _legend_entry(ax, patch: Patch) -> None:
+    """Add ``patch`` to the legend above the map (padding, closed steps, missing targets), in one row."""
+    handles = [patch] if ax.get_legend() is None else [*ax.get_legend().legend_handles, patch]
+    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, borderaxespad=0.2, ncols=3)
+
+
+def _mark_missing(ax, columns: np.ndarray, x_edges: np.ndarray) -> None:
+    """Dot the columns of periods whose target is missing: masked for the network, so no point's share, though with
+    the default design the attention may still route through their encoder state."""
+    style = {"facecolor": "none", "hatch": "..", "edgecolor": "0.85"}
+    for i in columns:
+        ax.axvspan(x_edges[i], x_edges[i + 1], lw=0, **style)
+    _legend_entry(ax, Patch(**style, label="missing target (no share)"))
+
+
 def _mark_closed(ax, steps: np.ndarray, x_edges: np.ndarray) -> None:
     """Cross-hatch the rows of the steps a closure forecast at zero, over the history's columns ``x_edges``: their
     weights are the network's routing, which the forecast did not use."""
     style = {"facecolor": "white", "hatch": "xx", "edgecolor": "0.45"}
     for step in steps:
         ax.fill_between(x_edges[[0, -1]], step - 0.5, step + 0.5, alpha=0.55, lw=0, **style)
-    patch = Patch(**style, label="closed step: forecast at zero, not read")
-    handles = [patch] if ax.get_legend() is None else [*ax.get_legend().legend_handles, patch]
-    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, borderaxespad=0.2, ncols=2)
+    _legend_entry(ax, Patch(**style, label="closed step: forecast at zero, not read"))
 
 
 def _draw_sources(ax, ex: pd.DataFrame, hist_times: pd.DatetimeIndex, x_edges: np.ndarray, history_col: str) -> None:
