@@ -144,3 +144,18 @@ def test_the_first_sentence_names_every_baseline_asked_for_mstl_too():
     first = verdict_sentence(summary, None, {"n_series": 6})
     assert "better than AutoETS and seasonal naive but worse than MSTL" in first
     assert "0.3% lower than AutoETS's, 20.0% lower than seasonal naive's and 2.6% higher than MSTL's" in first
+
+
+def test_the_first_sentence_says_autoets_had_no_season_where_it_could_fit_none():
+    """Weekly data (season 52): statsforecast's ETS fits no season over 24, yet the verdict read "better than AutoETS"
+    as if against a seasonal model; only a note further down said otherwise."""
+    import pandas as pd
+
+    from forecaster.evaluation.report_text import verdict_sentence
+
+    ratios = {"mean_mase": [0.8], "rel_mase_vs_auto_ets": [0.51], "rel_mase_vs_seasonal_naive": [0.9]}
+    summary = pd.DataFrame(ratios, index=["seq2seq"])
+    weekly = verdict_sentence(summary, None, {"n_series": 6, "season_length": 52})
+    assert "better than seasonless AutoETS and seasonal naive" in weekly and "49.0% lower than seasonless AutoETS's" in weekly
+    monthly = verdict_sentence(summary, None, {"n_series": 6, "season_length": 12})
+    assert "better than AutoETS and seasonal naive" in monthly and "seasonless" not in monthly

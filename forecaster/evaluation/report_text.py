@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..plots import readable
 from .analysis import MODEL, reference_model, series_mase, wql_ratio
-from .baselines import baseline_notes
+from .baselines import ETS_MAX_SEASON, baseline_notes
 from .report_settings import closure_note
 from .report_tables import label, markdown_table, nominal_words, occlusion_warning
 
@@ -141,13 +141,18 @@ def verdict_sentence(summary: pd.DataFrame, verdict: dict | None, settings: dict
     mase = readable(summary.loc[MODEL, "mean_mase"])
     if not compared:
         return f"**In short:** seq2seq's mean MASE was {mase}, {covered}; no baseline ran to compare it with."
-    better = [label(b) for b, r in compared if r < 1]
-    worse = [label(b) for b, r in compared if r >= 1]
+    seasonless = int(settings.get("season_length") or 1) > ETS_MAX_SEASON  # AutoETS fitted no season (its note says why)
+
+    def named(baseline: str) -> str:
+        return "seasonless AutoETS" if baseline == "auto_ets" and seasonless else label(baseline)
+
+    better = [named(b) for b, r in compared if r < 1]
+    worse = [named(b) for b, r in compared if r >= 1]
     if better and worse:
         side = f"better than {listed(better)} but worse than {listed(worse)}"
     else:
         side = f"{'better' if better else 'worse'} than {listed(better or worse)}"
-    how = listed([f"{abs(1 - r) * 100:.1f}% {'lower' if r < 1 else 'higher'} than {label(b)}'s" for b, r in compared])
+    how = listed([f"{abs(1 - r) * 100:.1f}% {'lower' if r < 1 else 'higher'} than {named(b)}'s" for b, r in compared])
     return f"**In short:** seq2seq forecast {side}: its errors (mean MASE {mase}) were {how}, {covered}."
 
 
