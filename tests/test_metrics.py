@@ -98,3 +98,28 @@ def test_a_missing_forecast_is_not_scored_instead_of_scoring_perfectly():
     scores = score_forecasts(forecasts, scales, ["m"], {"m": ("lo", "hi")})
     assert scores["smape"].iloc[0] == pytest.approx(200.0 / 5.0) and scores["mase"].iloc[0] == pytest.approx(1.0)
     assert scores["coverage"].iloc[0] == 1.0  # the step without an interval is not counted as a miss
+
+
+def test_an_actual_equal_to_every_quantile_is_covered_as_a_randomized_pit_would_be():
+    """A closed hour forecast at zero at every level and zero: coverage counted it a whole hit, so a panel of shops
+    closed at night read 0.90 ("too wide") where the open hours held 0.78, while the hit rates counted it a share."""
+    from forecaster.evaluation.metrics import hit_shares, quantile_columns, score_forecasts
+
+    levels = [0.1, 0.5, 0.9]
+    columns = quantile_columns(["m"], levels)["m"]
+    rows = pd.DataFrame(
+        {
+            "unique_id": ["a"] * 4,
+            "cutoff": 0,
+            "y": [0.0, 5.0, 0.0, 9.0],
+            columns[0.1]: [0.0, 1.0, 0.0, 1.0],
+            columns[0.5]: [0.0, 4.0, 0.0, 4.0],
+            columns[0.9]: [0.0, 8.0, 1.0, 8.0],
+        }
+    )
+    scales = pd.DataFrame({"unique_id": ["a"], "cutoff": [0], "scale": [1.0]})
+    metrics = score_forecasts(rows, scales, ["m"], {"m": (columns[0.1], columns[0.9])}, quantiles={"m": columns})
+    shares = hit_shares(rows["y"].to_numpy(), rows[[columns[q] for q in levels]].to_numpy(), np.array(levels))
+    expected = (shares[:, 2] - shares[:, 0]).mean()  # the calibration's hit rates at q90 less q10, point by point
+    assert metrics["coverage"].iloc[0] == pytest.approx(expected)
+    assert expected == pytest.approx((0.8 + 1.0 + (1 - 0.1 / 0.7) + 0.0) / 4)  # closed, inside, tied below, outside

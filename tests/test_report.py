@@ -665,3 +665,20 @@ def test_the_per_series_figures_say_what_they_draw_and_count_what_lies_off_their
     assert any("beyond 4x either way, in the end bins" in t for t in titles)
     markdown, _ = report
     assert "Right: per series and fold" not in markdown and "One panel per baseline" in markdown
+
+
+def test_a_window_forecast_exactly_is_never_shown_as_the_best():
+    """A shop closed all day, forecast at zero throughout (MASE 0), was the report's "best series", drawn on that day."""
+    days = [pd.Timestamp("2024-04-05"), pd.Timestamp("2024-04-06")]
+    mase = {"closed_then_open": (0.0, 0.9), "shut": (0.0, 0.0), "good": (0.3, 0.4), "bad": (1.5, 2.0)}
+    rows = [
+        {"unique_id": uid, "cutoff": day, "model": "seq2seq", "mase": value}
+        for uid, pair in mase.items()
+        for day, value in zip(days, pair, strict=True)
+    ]
+    metrics = pd.DataFrame(rows)
+    picks = representative_series(metrics)
+    assert picks["best"] == "good" and "shut" not in picks.values()  # mean 0.35 against closed_then_open's 0.45
+    folds = pick_folds(metrics, {"best": "closed_then_open"})
+    assert folds["best"] == (days[1], 0.9)  # its scored day, not the closed one
+    assert representative_series(metrics[metrics["unique_id"] == "shut"]) == {"best": "shut", "median": "shut", "worst": "shut"}

@@ -97,12 +97,16 @@ def representative_series(metrics: pd.DataFrame, model: str = MODEL, reference: 
     """Best, median and worst series of ``model``, by its own mean MASE over the folds it scored.
 
     A series is best or worst by how well ``model`` forecast it, not by how it fared against a baseline (a series
-    with MASE 6.5 is not "best" because AutoETS did worse). ``reference`` is accepted for calls that pass it and unused.
+    with MASE 6.5 is not "best" because AutoETS did worse). A series forecast exactly in every fold (MASE 0: closed
+    throughout, forecast at zero) is left out where others were scored: it shows nothing of the forecast's quality.
+    ``reference`` is accepted for calls that pass it and unused.
     """
     del reference
     scores = metrics[metrics["model"] == model].groupby("unique_id")["mase"].mean().dropna()
     if scores.empty:
         return {}
+    if (scores > 0).any():  # an exact forecast (closed throughout, forecast at zero) shows nothing of its quality
+        scores = scores[scores > 0]
     ranked = scores.rename("mase").rename_axis("unique_id").reset_index().sort_values(["mase", "unique_id"], ignore_index=True)
     ids = ranked["unique_id"]
     return {"best": ids.iloc[0], "median": ids.iloc[len(ids) // 2], "worst": ids.iloc[-1]}
@@ -110,14 +114,16 @@ def representative_series(metrics: pd.DataFrame, model: str = MODEL, reference: 
 
 def pick_folds(metrics: pd.DataFrame, picks: dict, model: str = MODEL) -> dict[str, tuple[pd.Timestamp, float]]:
     """The fold each pick is drawn on and its MASE there: the best on its best fold, the worst on its worst, the
-    median on its last (the fold whose attention the backtest keeps)."""
+    median on its last (the fold whose attention the backtest keeps). A fold forecast exactly (MASE 0: a day the
+    closures forecast at zero throughout) is not the best one where another fold was scored."""
     own = metrics[(metrics["model"] == model) & metrics["mase"].notna()]
     chosen = {}
     for name, uid in picks.items():
         rows = own[own["unique_id"] == uid].sort_values("cutoff")
         if rows.empty:
             continue
-        at = {"best": rows["mase"].idxmin(), "worst": rows["mase"].idxmax()}.get(name, rows.index[-1])
+        inexact = rows[rows["mase"] > 0] if (rows["mase"] > 0).any() else rows  # not a window forecast exactly
+        at = {"best": inexact["mase"].idxmin(), "worst": rows["mase"].idxmax()}.get(name, rows.index[-1])
         chosen[name] = (rows.loc[at, "cutoff"], float(rows.loc[at, "mase"]))
     return chosen
 

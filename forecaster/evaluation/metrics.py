@@ -65,6 +65,7 @@ def score_forecasts(
     models: list[str],
     intervals: dict[str, tuple[str, str]],
     id_col: str = "unique_id",
+    quantiles: dict[str, dict[float, str]] | None = None,
 ) -> pd.DataFrame:
     """Per (series, cutoff, model) MASE, sMAPE, interval coverage and the periods scored, vectorised over groups.
 
@@ -72,6 +73,13 @@ def score_forecasts(
         forecasts: long frame with ``id_col``, ``cutoff``, ``y`` and one column per model.
         scales: ``id_col``, ``cutoff``, ``scale`` (the fold's training MASE scale).
         intervals: model -> (lower, upper) column names, for coverage.
+        quantiles: model -> its column per level (:func:`quantile_columns`), where the interval's bounds are two of them.
+
+    Coverage is the share of the interval a randomized PIT puts an actual in (:func:`interval_shares`): 1 inside, 0
+    outside, and for an actual equal to quantiles, the part of its span between the bounds' levels, as
+    ``hit_shares`` counts each level's hits. A closed period forecast at zero at every level counts 0.8 of a hit for
+    the 10-90% interval, not a whole one: counted whole, such periods read as an interval too wide where the open ones
+    held 80%.
     """
     keys = [id_col, "cutoff"]
     rows = []
@@ -88,8 +96,8 @@ def score_forecasts(
         )
         if model in intervals:
             lower, upper = (forecasts[c].to_numpy(dtype=float) for c in intervals[model])
-            inside = (y >= lower) & (y <= upper)
-            part["coverage"] = np.where(np.isnan(y) | np.isnan(lower) | np.isnan(upper), np.nan, inside.astype(float))
+            inside = interval_shares(forecasts, y, intervals[model], (quantiles or {}).get(model))
+            part["coverage"] = np.where(np.isnan(y) | np.isnan(lower) | np.isnan(upper), np.nan, inside)
         groups = part.groupby(keys, sort=False)
         grouped = groups.mean().reset_index()
         grouped["n_points"] = groups["abs_error"].count().to_numpy()  # periods scored: an actual and a forecast
@@ -103,6 +111,22 @@ def score_forecasts(
     if "coverage" in metrics:
         columns.append("coverage")
     return metrics[columns]
+
+
+def interval_shares(
+    forecasts: pd.DataFrame, y: np.ndarray, bounds: tuple[str, str], columns: dict[float, str] | None
+) -> np.ndarray:
+    """Each period's share of being inside the interval ``bounds`` (lower, upper columns): the randomized PIT's chance
+    of falling between their levels, read from every quantile of ``columns`` that holds both bounds (ties spread as
+    :func:`hit_shares` spreads them); without them, the two bounds as a central 80% interval."""
+    by_column = {column: level for level, column in (columns or {}).items()}
+    if all(bound in by_column for bound in bounds):
+        ordered = sorted(by_column.items(), key=lambda item: item[1])
+    else:
+        ordered = [(bounds[0], 0.1), (bounds[1], 0.9)]
+    names, levels = [c for c, _ in ordered], np.array([lv for _, lv in ordered])
+    shares = hit_shares(y, forecasts[names].to_numpy(dtype=float), levels)
+    return shares[:, names.index(bounds[1])] - shares[:, names.index(bounds[0])]
 
 
 def quantile_columns(models: list[str], levels) -> dict[str, dict[float, str]]:

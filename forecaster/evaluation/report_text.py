@@ -75,8 +75,9 @@ GLOSSARY = (
     (
         "coverage",
         "coverage",
-        "the share of actuals inside the outermost interval (10-90%, nominal 80%, by default), averaged over the "
-        "series-folds as MASE is (the hit rates pool every actual, so their spread can differ slightly)",
+        "the share of actuals inside the outermost interval (10-90%, nominal 80%, by default; an actual equal to "
+        "quantiles counts a share, as in the hit rates), averaged over the series-folds as MASE is (the hit rates "
+        "pool every actual, so their spread can differ slightly)",
     ),
     ("sMAPE %", "mean_smape", "the symmetric mean absolute percentage error, 0 to 200"),
     ("series-folds, n_scored", "n_scored", "how many series-fold windows were scored"),

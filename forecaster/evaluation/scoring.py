@@ -82,8 +82,9 @@ def scored_forecasts(
     forecasts = forecasts[[*keys, "y", *rest]].rename(columns={columns.id: "unique_id", columns.time: "ds"})
     scale_frame = pd.concat(scales, ignore_index=True)
     models = [MODEL_NAME, *baselines]
-    metrics = score_forecasts(forecasts, scale_frame, models, interval_columns(requested, baselines))
-    return forecasts, metrics, score_quantiles(forecasts, model_quantile_columns(requested, baselines))
+    levels = model_quantile_columns(requested, baselines)
+    metrics = score_forecasts(forecasts, scale_frame, models, interval_columns(requested, baselines), quantiles=levels)
+    return forecasts, metrics, score_quantiles(forecasts, levels)
 
 
 def interval_columns(requested, baselines) -> dict[str, tuple[str, str]]:
