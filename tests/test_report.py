@@ -645,6 +645,9 @@ def test_a_verdict_carried_by_closed_periods_says_so_and_compares_the_open_ones(
     expected = f"{len(closed):,} of {len(scored):,} scored forecast points fall on periods seq2seq reads as closed (open in [0.0]"
     assert expected in first_lines and expected in settings
     assert f"{abs(1 - ratio) * 100:.1f}% {'lower' if ratio < 1 else 'higher'} than seasonal naive's" in first_lines
+    # The interval on the open points alone: the closed ones, forecast at zero at every level, count a share anywhere.
+    held = ((open_rows["y"] >= open_rows["seq2seq_q10"]) & (open_rows["y"] <= open_rows["seq2seq_q90"])).mean()
+    assert f"and its 10-90% interval held {held * 100:.0f}% of their actuals" in first_lines
 
 
 def test_the_per_series_figures_say_what_they_draw_and_count_what_lies_off_their_axes(result, report, tmp_path, monkeypatch):

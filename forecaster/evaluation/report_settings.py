@@ -107,8 +107,22 @@ def closure_note(result) -> str | None:
     return (
         f"{int((closed & scored).sum()):,} of {int(scored.sum()):,} scored forecast points fall on periods seq2seq reads "
         f"as closed ({', '.join(f'{n} in {closures[n]}' for n in columns)}: `closed_when`), forecast at zero there (the "
-        f"baselines cannot read covariates); on the other points its mean absolute error was {words} than {label(reference)}'s"
+        f"baselines cannot read covariates); on the other points its mean absolute error was {words} than "
+        f"{label(reference)}'s{_open_coverage(merged, rest)}"
     )
+
+
+def _open_coverage(merged, rest: np.ndarray) -> str:
+    """ ", and its 10-90% interval held N% of their actuals": coverage on the open points only, where closed ones,
+    forecast at zero at every level, count a share of a hit whatever the interval does elsewhere; "" without an
+    interval."""
+    levels = {float(c.rsplit("_q", 1)[1]): c for c in merged.columns if c.startswith(f"{MODEL}_q")}
+    if len(levels) < 2 or not rest.any():
+        return ""
+    low, high = min(levels), max(levels)
+    y, lower, upper = (merged[c].to_numpy(dtype=float)[rest] for c in ("y", levels[low], levels[high]))
+    held = float(((y >= lower) & (y <= upper)).mean())
+    return f", and its {low:g}-{high:g}% interval held {held * 100:.0f}% of their actuals"
 
 
 def blend_line(weights: dict[str, float], chosen: list[str] = ()) -> str:
