@@ -267,3 +267,25 @@ def test_the_ended_early_warning_points_at_the_callers_line_and_says_where_a_hor
     with pytest.warns(UserWarning, match="a horizon's known covariates belong in `future_df`") as caught:
         fast_model().fit(gone)
     assert {w.filename for w in caught if "rows after the last observed" in str(w.message)} == {__file__}
+
+
+def test_the_ragged_cutoffs_and_a_missing_known_covariate_are_named_at_the_datas_own_times():
+    """Both named naive UTC times on zoned hourly data (cutoff 2021-03-05 17:00:00 for 12:00-05:00)."""
+    import warnings
+
+    hours = pd.date_range("2021-03-01", periods=120, freq="h", tz="America/New_York")
+    rng = np.random.default_rng(0)
+    df = pd.concat(
+        [pd.DataFrame({"unique_id": uid, "ds": hours, "y": 50 + rng.normal(0, 5, len(hours))}) for uid in "ab"],
+        ignore_index=True,
+    )
+    df.loc[df.index[df["unique_id"] == "b"][-5:], "y"] = np.nan  # ends five hours early
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backtest(fast_model(horizon=6, input_size=24), df, n_windows=1, season_length=24, progress=False)
+    (ragged,) = [str(w.message) for w in caught if "Series end at different times" in str(w.message)]
+    assert f"cutoff {hours[-12]}" in ragged and f"up to {hours[-7]}" in ragged  # -05:00, as the data writes them
+    flagged = df.assign(promo=1.0)
+    flagged.loc[flagged.index[3], "promo"] = np.nan
+    with pytest.raises(ValueError, match=f"`promo` is missing at series 'a' at {hours[3]}"):
+        fast_model(horizon=6, future_covariates=["promo"]).fit(flagged)

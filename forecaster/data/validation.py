@@ -14,7 +14,15 @@ import pandas as pd
 
 from ..callers import user_stacklevel
 from .arrow import plain_columns
-from .dates import AmbiguousDatesError, UnreadableDatesError, periods_message, read_text_dates, restore_zone, zone_name
+from .dates import (
+    AmbiguousDatesError,
+    UnreadableDatesError,
+    periods_message,
+    read_text_dates,
+    restore_zone,
+    shown_time,
+    zone_name,
+)
 from .frames import require_columns, require_frame
 from .ordering import in_series_order
 from .roles import CovariateRoles, LeakageError
@@ -43,9 +51,10 @@ def columns_and_roles(params: dict) -> tuple[Columns, CovariateRoles]:
     return Columns.from_params(params), CovariateRoles.from_params(params)
 
 
-def _first_row(df: pd.DataFrame, mask: np.ndarray, columns: Columns) -> str:
+def _first_row(df: pd.DataFrame, mask: np.ndarray, columns: Columns, tz: str | None = None) -> str:
+    """Where the first masked row is, its time as the user's data wrote it (``tz``: the token of a naive frame's zone)."""
     row = df.loc[mask].iloc[0]
-    return f"series {row[columns.id]!r} at {when(row[columns.time])}"
+    return f"series {row[columns.id]!r} at {when(shown_time(row[columns.time], tz) if tz else row[columns.time])}"
 
 
 def when(timestamp) -> str:
@@ -215,7 +224,7 @@ def clean_history(
         missing = frame[name].isna().to_numpy()
         if missing.any():
             raise ValueError(
-                f"Future-known covariate `{name}` is missing at {_first_row(frame, missing, columns)}; "
+                f"Future-known covariate `{name}` is missing at {_first_row(frame, missing, columns, tz)}; "
                 "future-known covariates must be complete."
             )
     _check_statics(frame, columns, roles)

@@ -91,7 +91,8 @@ def backtest(
     columns = plan.columns
     folds = plan.folds(*series_spans(frame, columns.id, columns.time, columns.target))
     check_not_fitted_past(model, folds[0])
-    warn_ragged_cutoffs(folds, columns.id)
+    with messages_in_zone(tz):  # the cutoffs are naive: named in the data's zone
+        warn_ragged_cutoffs(folds, columns.id)
     warn_baseline_notes(plan.baselines, plan.season)
     report, client = Progress(progress, len(folds), "backtest"), active_client()  # baselines go to an active client
     executor = executor_for(plan, fold_template(model, offset, season_length), folds, report, client)

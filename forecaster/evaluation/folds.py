@@ -15,6 +15,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..callers import user_stacklevel
+from ..data.dates import shown_time
 from ..data.frequency import normalise_freq, season_length_for
 from ..data.panel import Panel
 from ..data.roles import CovariateRoles, LeakageError
@@ -321,8 +322,9 @@ def warn_ragged_cutoffs(folds: list[Fold], id_col: str) -> None:
     early = fold.cutoffs[fold.cutoffs < high]
     warnings.warn(
         f"Series end at different times, so each fold cuts each series at its own origin: in fold {fold.number}, "
-        f"{len(early)} series (e.g. {early.index[0]!r}, cutoff {when(low)}) {'is' if len(early) == 1 else 'are'} "
-        f"forecast by a model trained on other series up to {when(high)}. A global model learns shocks shared across "
+        f"{len(early)} series (e.g. {early.index[0]!r}, cutoff {when(shown_time(low, None))}) "
+        f"{'is' if len(early) == 1 else 'are'} forecast by a model trained on other series up to "
+        f"{when(shown_time(high, None))}. A global model learns shocks shared across "
         "series from those periods; the baselines and the MASE scales are not affected. For a backtest strict in "
         f"calendar time, cut the panel to the series' common end (every `{id_col}` ending at the same time).",
         UserWarning,
