@@ -610,3 +610,16 @@ def test_the_map_marks_the_periods_whose_target_is_missing():
     dotted = [patch for patch in heatmap.patches if patch.get_hatch() == ".."]
     assert len(dotted) == 3
     assert plot_attention(model, unique_id="S001").axes[1].get_legend() is None  # nothing missing: no mark, no legend
+
+
+def test_the_map_of_a_model_says_each_warning_about_its_inputs_once():
+    """plot_attention(model, df, ...) validated df twice (explain, then predict): every warning came twice."""
+    df, _ = make_panel(n_series=3, length=48, seed=3, static=False, missing_share=0.0, short_share=0.0)
+    df = df[["unique_id", "ds", "y"]].reset_index(drop=True)
+    model = fast_model(horizon=6, input_size=24).fit(df)
+    ended = df.copy()
+    ended.loc[ended.index[ended["unique_id"] == "S000"][-2:], "y"] = np.nan  # rows after its last observation
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plot_attention(model, df=ended, unique_id="S000")
+    assert len([w for w in caught if "rows after the last observed" in str(w.message)]) == 1

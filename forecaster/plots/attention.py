@@ -8,6 +8,7 @@ drawn under each map. The numbers come from :mod:`forecaster.plots.attention_ana
 from __future__ import annotations
 
 import textwrap
+import warnings
 
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
@@ -79,6 +80,8 @@ def plot_attention(
             df, future_df = (f if f is None else f[f[id_col] == unique_id] for f in (df, future_df))
         with padding_expected(own):
             explanation = fitted.explain(df=df, future_df=future_df, include_padding=True)
+        with warnings.catch_warnings():  # the same inputs: explain has said what there is to say about them
+            warnings.simplefilter("ignore")
             forecast = fitted.predict(df=df, future_df=future_df)
         history_df = history_in_zone(fitted) if df is None else df
     if actuals is not None:
