@@ -102,13 +102,8 @@ def plot_attention(
     x_edges = _edges(hist_times)
     names = (id_col, time_col, target_col)
     _draw_forecast_panel(top, ex, history_df, forecast, unique_id, names, x_edges, hist_times, title)
-    closed = ex.groupby("step")["closed_step"].any().reindex(grid.index, fill_value=False) if "closed_step" in ex else None
     _draw_heatmap(fig, bottom, grid, padded, x_edges, top.get_xlim(), ex[time_col].min(), vmax)
-    if closed is not None and closed.any():
-        _mark_closed(bottom, grid.index.to_numpy()[closed.to_numpy()], x_edges)
-    missing = _missing_targets(history_df, unique_id, hist_times, names) & ~padded
-    if missing.any():
-        _mark_missing(bottom, np.flatnonzero(missing), x_edges)
+    _mark_unread(bottom, ex, grid, _missing_targets(history_df, unique_id, hist_times, names) & ~padded, x_edges)
     if accounted:
         axes[2].sharex(bottom)
         bottom.tick_params(labelbottom=False)
@@ -163,6 +158,17 @@ def _draw_heatmap(fig, ax, grid: pd.DataFrame, padded: np.ndarray, x_edges, xlim
     if padded.any():
         patch = Patch(facecolor="0.85", hatch="///", edgecolor="0.6", label="padding (no data)")
         ax.legend(handles=[patch], loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=8, borderaxespad=0.2)
+
+
+def _mark_unread(ax, ex: pd.DataFrame, grid: pd.DataFrame, missing: np.ndarray, x_edges: np.ndarray) -> None:
+    """Mark on the map what the forecast did not read: the rows of steps a closure forecast at zero, and the columns
+    of periods whose target is missing (``missing``, bool per column)."""
+    if "closed_step" in ex:
+        closed = ex.groupby("step")["closed_step"].any().reindex(grid.index, fill_value=False).to_numpy()
+        if closed.any():
+            _mark_closed(ax, grid.index.to_numpy()[closed], x_edges)
+    if missing.any():
+        _mark_missing(ax, np.flatnonzero(missing), x_edges)
 
 
 def _missing_targets(history_df, unique_id, hist_times: pd.DatetimeIndex, names) -> np.ndarray:
