@@ -289,3 +289,13 @@ def test_the_ragged_cutoffs_and_a_missing_known_covariate_are_named_at_the_datas
     flagged.loc[flagged.index[3], "promo"] = np.nan
     with pytest.raises(ValueError, match=f"`promo` is missing at series 'a' at {hours[3]}"):
         fast_model(horizon=6, future_covariates=["promo"]).fit(flagged)
+
+
+def test_a_gap_found_by_a_fit_is_named_at_the_datas_own_time():
+    """The fit named the first missing hour of zoned data in naive UTC (15:00 for 10:00-05:00), with no zone note."""
+    hours = pd.date_range("2021-03-01", periods=120, freq="h", tz="America/New_York")
+    frames = [pd.DataFrame({"unique_id": u, "ds": hours, "y": 50.0 + np.arange(120) % 24}) for u in "ab"]
+    df = pd.concat(frames, ignore_index=True)
+    gapped = df.drop(index=10)  # series 'a' loses an hour; 'b' keeps the frequency readable
+    with pytest.raises(ValueError, match=f"the first missing timestamp is {hours[10]} in series 'a'"):
+        fast_model(horizon=6, input_size=24).fit(gapped)

@@ -197,6 +197,11 @@ def messages_in_zone(tz_token: str | None):
         _MESSAGE_ZONE.reset(token)
 
 
+def message_zone() -> str | None:
+    """The zone token :func:`messages_in_zone` set for this block, if any."""
+    return _MESSAGE_ZONE.get()
+
+
 def shown_time(time: pd.Timestamp, tz_token: str | None) -> pd.Timestamp:
     """One time of a fit's frame (naive, or in UTC for sub-daily zoned data) as the user's data wrote it, for messages
     (``tz_token`` None: the zone of the backtest it runs in, if any: :func:`messages_in_zone`)."""

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
+from .dates import shown_time
 from .frequency import _MONTHLY, _QUARTERLY, _SEMI_MONTHLY, _YEARLY, build_grid
 from .validation import Columns, when
 
@@ -184,6 +185,6 @@ def _gap_message(uniques, codes, pos, start, gapped, grid, columns: Columns) -> 
     )
     names = reprlib.repr(list(uniques[gapped]))
     return (
-        f"Series {names} have gaps in `{columns.time}`; the first missing timestamp is {when(grid[missing])} "
+        f"Series {names} have gaps in `{columns.time}`; the first missing timestamp is {when(shown_time(grid[missing], None))} "
         f"in series {uniques[first]!r}. Fill them (NaN targets are allowed) or pass fill_gaps=True."
     )

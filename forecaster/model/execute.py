@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from ..data.dates import message_zone, messages_in_zone
 from ..data.features import FeatureSpec, fit_features
 from ..data.panel import Panel, padding_expected, refuse_short
 from ..data.roles import CovariateRoles
@@ -106,6 +107,9 @@ def run_plan(
     records those set aside. A fit given the whole panel's encodings (a sample of a distributed panel) or a corpus
     reads the covariates as declared.
     """
+    if tz and message_zone() != tz:  # the frame is naive: its messages name times in the data's zone
+        with messages_in_zone(tz):
+            return run_plan(plan, facts, frame, tz, params, previous, train_members, features, corpus_job)
     given = (previous, train_members, features, corpus_job)
     if plan.start == "continue":
         aside = tuple(name for name in set_aside(previous[0]) if name in facts.roles.future)
