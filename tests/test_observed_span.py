@@ -148,13 +148,16 @@ def test_the_verdicts_totals_count_the_windows_skipped_before_forecasting():
     }
 
 
-def test_messages_about_a_zoned_panel_name_its_own_times():
+def _zoned_hours() -> tuple[pd.DatetimeIndex, pd.DataFrame]:
+    """Five days of hours in New York (UTC-5) and two series 'a' and 'b' on them."""
     hours = pd.date_range("2021-03-01", periods=120, freq="h", tz="America/New_York")
     rng = np.random.default_rng(0)
-    df = pd.concat(
-        [pd.DataFrame({"unique_id": uid, "ds": hours, "y": 50 + rng.normal(0, 5, len(hours))}) for uid in "ab"],
-        ignore_index=True,
-    )
+    frames = [pd.DataFrame({"unique_id": uid, "ds": hours, "y": 50 + rng.normal(0, 5, len(hours))}) for uid in "ab"]
+    return hours, pd.concat(frames, ignore_index=True)
+
+
+def test_messages_about_a_zoned_panel_name_its_own_times():
+    hours, df = _zoned_hours()
     df.loc[df["unique_id"] == "a", "y"] = 7.0  # zero MASE scale: a window in skipped.csv
     df.loc[df.index[df["unique_id"] == "b"][-5:], "y"] = np.nan  # ends five hours early
     last = hours[-6]
@@ -273,12 +276,7 @@ def test_the_ragged_cutoffs_and_a_missing_known_covariate_are_named_at_the_datas
     """Both named naive UTC times on zoned hourly data (cutoff 2021-03-05 17:00:00 for 12:00-05:00)."""
     import warnings
 
-    hours = pd.date_range("2021-03-01", periods=120, freq="h", tz="America/New_York")
-    rng = np.random.default_rng(0)
-    df = pd.concat(
-        [pd.DataFrame({"unique_id": uid, "ds": hours, "y": 50 + rng.normal(0, 5, len(hours))}) for uid in "ab"],
-        ignore_index=True,
-    )
+    hours, df = _zoned_hours()
     df.loc[df.index[df["unique_id"] == "b"][-5:], "y"] = np.nan  # ends five hours early
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -293,9 +291,7 @@ def test_the_ragged_cutoffs_and_a_missing_known_covariate_are_named_at_the_datas
 
 def test_a_gap_found_by_a_fit_is_named_at_the_datas_own_time():
     """The fit named the first missing hour of zoned data in naive UTC (15:00 for 10:00-05:00), with no zone note."""
-    hours = pd.date_range("2021-03-01", periods=120, freq="h", tz="America/New_York")
-    frames = [pd.DataFrame({"unique_id": u, "ds": hours, "y": 50.0 + np.arange(120) % 24}) for u in "ab"]
-    df = pd.concat(frames, ignore_index=True)
+    hours, df = _zoned_hours()
     gapped = df.drop(index=10)  # series 'a' loses an hour; 'b' keeps the frequency readable
     with pytest.raises(ValueError, match=f"the first missing timestamp is {hours[10]} in series 'a'"):
         fast_model(horizon=6, input_size=24).fit(gapped)

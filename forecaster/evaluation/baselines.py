@@ -19,9 +19,14 @@ from ..model.outputs import BASELINES, quantile_column
 ETS_MAX_SEASON = 24
 
 
+def ets_fits_no_season(season_length: int) -> bool:
+    """Whether AutoETS, given ``season_length``, fits no season at all (statsforecast's ETS fits none longer)."""
+    return season_length > ETS_MAX_SEASON
+
+
 def baseline_notes(baselines: Sequence[str], season_length: int) -> list[str]:
     """What a reader of a verdict against these baselines must know about them on this data (one sentence each)."""
-    if "auto_ets" in baselines and season_length > ETS_MAX_SEASON:
+    if "auto_ets" in baselines and ets_fits_no_season(season_length):
         return [
             f"AutoETS was fitted without a season: statsforecast's ETS fits none longer than {ETS_MAX_SEASON} periods "
             f"(the season here is {season_length}); MSTL (baseline 'mstl') fits long seasons"

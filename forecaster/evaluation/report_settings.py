@@ -12,6 +12,7 @@ from .._version import __version__
 from ..partners.blend import PARTNERS
 from .analysis import MODEL, reference_model
 from .baselines import baseline_notes
+from .metrics import interval_shares
 from .report_tables import code_span, duration, label, markdown_table, settings_table
 
 # The last paragraph of the report: how a backtest scores.
@@ -116,13 +117,14 @@ def _open_coverage(merged, rest: np.ndarray) -> str:
     """ ", and its 10-90% interval held N% of their actuals": coverage on the open points only, where closed ones,
     forecast at zero at every level, count a share of a hit whatever the interval does elsewhere; "" without an
     interval."""
-    levels = {float(c.rsplit("_q", 1)[1]): c for c in merged.columns if c.startswith(f"{MODEL}_q")}
+    levels = {float(c.rsplit("_q", 1)[1]) / 100: c for c in merged.columns if c.startswith(f"{MODEL}_q")}
     if len(levels) < 2 or not rest.any():
         return ""
     low, high = min(levels), max(levels)
-    y, lower, upper = (merged[c].to_numpy(dtype=float)[rest] for c in ("y", levels[low], levels[high]))
-    held = float(((y >= lower) & (y <= upper)).mean())
-    return f", and its {low:g}-{high:g}% interval held {held * 100:.0f}% of their actuals"
+    open_points = merged[rest]
+    y = open_points["y"].to_numpy(dtype=float)
+    held = float(interval_shares(open_points, y, (levels[low], levels[high]), levels).mean())  # coverage's own rule
+    return f", and its {low * 100:g}-{high * 100:g}% interval held {held * 100:.0f}% of their actuals"
 
 
 def blend_line(weights: dict[str, float], chosen: list[str] = ()) -> str:

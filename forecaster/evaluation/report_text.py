@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..plots import readable
 from .analysis import MODEL, reference_model, series_mase, wql_ratio
-from .baselines import ETS_MAX_SEASON, baseline_notes
+from .baselines import baseline_notes, ets_fits_no_season
 from .report_settings import closure_note
 from .report_tables import label, markdown_table, nominal_words, occlusion_warning
 
@@ -142,7 +142,7 @@ def verdict_sentence(summary: pd.DataFrame, verdict: dict | None, settings: dict
     mase = readable(summary.loc[MODEL, "mean_mase"])
     if not compared:
         return f"**In short:** seq2seq's mean MASE was {mase}, {covered}; no baseline ran to compare it with."
-    seasonless = int(settings.get("season_length") or 1) > ETS_MAX_SEASON  # AutoETS fitted no season (its note says why)
+    seasonless = ets_fits_no_season(int(settings.get("season_length") or 1))  # its note says why
 
     def named(baseline: str) -> str:
         return "seasonless AutoETS" if baseline == "auto_ets" and seasonless else label(baseline)

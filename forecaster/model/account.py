@@ -119,30 +119,26 @@ class Account:
 
     def constant(self, rows: np.ndarray, level: np.ndarray) -> Account:
         """The account with windows ``rows`` (bool, B) forecast as ``level`` (B,): all of it in the baseline."""
-        keep = ~rows[:, None]
-        return replace(
-            self,
-            points=np.where(keep[..., None], self.points, 0.0),
-            baseline=np.where(keep, self.baseline, level[:, None]),
-            covariates=np.where(keep, self.covariates, 0.0),
-            partners=np.where(keep, self.partners, 0.0),
-            floor=None if self.floor is None else np.where(keep, self.floor, 0.0),
-        )
+        keep = np.broadcast_to(~rows[:, None], self.baseline.shape)
+        return self._kept(keep, baseline=np.where(keep, self.baseline, level[:, None]))
 
     def closed(self, steps: np.ndarray) -> Account:
         """The account with steps ``steps`` (bool, B x H) forecast as zero by a closure: every part there is zero, and
         the steps are recorded as closed (``closed_steps``), so that a zero the closure made is told from parts that
         happen to be zero."""
         keep = ~steps
-        zero = 0.0  # np.where, not a product: a negative part times False would read -0.0
+        return self._kept(keep, baseline=np.where(keep, self.baseline, 0.0), shut=self.closed_steps | steps)
+
+    def _kept(self, keep: np.ndarray, **fields) -> Account:
+        """The account with the points', covariates', partners' and floor's parts zero where ``keep`` (B, H) is False
+        (``np.where``, not a product: a negative part times False would read -0.0), and ``fields`` replaced."""
         return replace(
             self,
-            points=np.where(keep[..., None], self.points, zero),
-            baseline=np.where(keep, self.baseline, zero),
-            covariates=np.where(keep, self.covariates, zero),
-            partners=np.where(keep, self.partners, zero),
-            floor=None if self.floor is None else np.where(keep, self.floor, zero),
-            shut=self.closed_steps | steps,
+            points=np.where(keep[..., None], self.points, 0.0),
+            covariates=np.where(keep, self.covariates, 0.0),
+            partners=np.where(keep, self.partners, 0.0),
+            floor=None if self.floor is None else np.where(keep, self.floor, 0.0),
+            **fields,
         )
 
     def take(self, rows: slice | np.ndarray) -> Account:
