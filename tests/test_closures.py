@@ -98,6 +98,35 @@ def test_the_attention_plot_marks_the_closed_steps_and_says_how_many(panel, fits
     assert f"{len(closed)} of {HORIZON} steps closed" in title
 
 
+def test_a_log_target_model_says_which_steps_a_closure_made_zero(panel):
+    """With ``log_target`` there is no account, and ``explain`` had no ``closed_step`` column: its attention rows for
+    closed steps read as if the forecast had used them."""
+    history, future = panel
+    model = _model(log_target=True).fit(history)
+    assert model.closed_when_ == {"open": [0.0]}
+    points = model.explain(future_df=future).merge(future, on=["unique_id", "ds"])
+    assert "contribution" not in points  # no account: the closed steps are still named
+    np.testing.assert_array_equal(points["closed_step"].to_numpy(), points["open"].to_numpy() == 0)
+
+
+def test_the_attention_diagnostics_and_profile_leave_out_the_closed_steps(panel, fits):
+    """Entropy, last-season share and the profile by lag averaged in the attention of closed steps, which the forecast
+    never read."""
+    from forecaster.plots import attention_diagnostics, attention_profile
+
+    _, future = panel
+    learnt, _ = fits
+    frame = learnt.explain(future_df=future, include_padding=True)
+    assert frame["closed_step"].any()
+    read = frame[~frame["closed_step"]]
+    whole, kept = attention_diagnostics(frame, season_length=7), attention_diagnostics(read, season_length=7)
+    assert (whole.mean_entropy, whole.last_season_share) == (kept.mean_entropy, kept.last_season_share)
+    pd.testing.assert_frame_equal(whole.by_step, kept.by_step)
+    pd.testing.assert_frame_equal(attention_profile(frame), attention_profile(read))
+    open_only = attention_diagnostics(frame.assign(closed_step=False), season_length=7)
+    assert open_only.mean_entropy != whole.mean_entropy  # the closed steps' rows would move it
+
+
 def test_a_flag_with_sales_on_both_values_and_rare_zeros_close_nothing():
     df = _shops()
     assert learn_closures(df, "y", ["promo"]) == {}

@@ -137,7 +137,8 @@ class OnePass(FoldByFold):
         else:
             account = None if forecast.account is None else forecast.account.take(final)
             quantiles, attention = forecast.quantiles[final], forecast.attention[final]
-            self.out.last = (panel, Forecast(series[final], origins[final], quantiles, attention, account))
+            shut = None if forecast.closed is None else forecast.closed[final]
+            self.out.last = (panel, Forecast(series[final], origins[final], quantiles, attention, account, shut))
         return self.out
 
 

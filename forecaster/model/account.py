@@ -79,8 +79,6 @@ class Account:
     covariates: np.ndarray  # (B, H) future-known covariates against their training mean
     partners: np.ndarray  # (B, H) the statistical partners' weighted forecasts
     floor: np.ndarray | None = None  # (B, H) what lifted a negative median to zero (``nonnegative``); None: nothing
-    # (B, H) the steps a closure forecast at zero (``closed_when``): no part made them, every part is zero; None: none
-    shut: np.ndarray | None = None
     # (B, H) the median as the forecast returns it, which the parts add up to within float rounding; None: their sum
     median: np.ndarray | None = None
 
@@ -98,11 +96,6 @@ class Account:
     def share(self, network: np.ndarray, partners: np.ndarray) -> Account:
         """The account after the blend: network parts times the network's share (B, H), plus the partners."""
         return Account(self.points * network[..., None], self.baseline * network, self.covariates * network, partners)
-
-    @property
-    def closed_steps(self) -> np.ndarray:
-        """(B, H) bool: the steps a closure forecast at zero (all False without closures)."""
-        return np.zeros(self.baseline.shape, dtype=bool) if self.shut is None else self.shut
 
     @property
     def forecast(self) -> np.ndarray:
@@ -123,11 +116,11 @@ class Account:
         return self._kept(keep, baseline=np.where(keep, self.baseline, level[:, None]))
 
     def closed(self, steps: np.ndarray) -> Account:
-        """The account with steps ``steps`` (bool, B x H) forecast as zero by a closure: every part there is zero, and
-        the steps are recorded as closed (``closed_steps``), so that a zero the closure made is told from parts that
-        happen to be zero."""
+        """The account with steps ``steps`` (bool, B x H) forecast as zero by a closure: every part there is zero (the
+        forecast records those steps, ``Forecast.closed``, so that a zero the closure made is told from parts that
+        happen to be zero)."""
         keep = ~steps
-        return self._kept(keep, baseline=np.where(keep, self.baseline, 0.0), shut=self.closed_steps | steps)
+        return self._kept(keep, baseline=np.where(keep, self.baseline, 0.0))
 
     def _kept(self, keep: np.ndarray, **fields) -> Account:
         """The account with the points', covariates', partners' and floor's parts zero where ``keep`` (B, H) is False
@@ -170,10 +163,9 @@ class Account:
         """One account of the windows of several."""
         fields = ("points", "baseline", "covariates", "partners")
         floor = None if all(a.floor is None for a in accounts) else np.concatenate([a.lift for a in accounts])
-        shut = None if all(a.shut is None for a in accounts) else np.concatenate([a.closed_steps for a in accounts])
         median = None if any(a.median is None for a in accounts) else np.concatenate([a.median for a in accounts])
         joined = (np.concatenate([getattr(a, f) for a in accounts]) for f in fields)
-        return Account(*joined, floor=floor, shut=shut, median=median)
+        return Account(*joined, floor=floor, median=median)
 
 
 def network_account(

@@ -48,6 +48,12 @@ class Forecast:
     quantiles: np.ndarray  # (B, H, Q) in target units, partners blended in; Q as ``FittedState.quantiles``
     attention: np.ndarray  # (B, H, T) attention weights over the encoder window
     account: Account | None = None  # the median in parts that add up to it (None with log_target)
+    closed: np.ndarray | None = None  # (B, H) the steps a closure forecast at zero (``closed_when``); None: none
+
+    @property
+    def closed_steps(self) -> np.ndarray:
+        """(B, H) bool: the steps a closure forecast at zero, every level (all False without closures)."""
+        return np.zeros(self.quantiles.shape[:2], dtype=bool) if self.closed is None else self.closed
 
 
 @contextlib.contextmanager
@@ -257,22 +263,22 @@ def forecast_windows(
             values = np.where(constant[:, None, None], level[:, None, None], values)
             parts = None if parts is None else parts.constant(constant, level)
     values, parts = floored(values, parts, state, panel, series, origins)
-    values, parts = closed(values, parts, state, panel, series, origins)
+    values, parts, shut = closed(values, parts, state, panel, series, origins)
     parts = None if parts is None else parts.of(values[:, :, state.median_index])  # explain's y_hat: predict's own
-    return Forecast(series, origins, values, attention, parts)
+    return Forecast(series, origins, values, attention, parts, shut)
 
 
 def closed(values: np.ndarray, parts, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray):
-    """Quantiles (B, H, Q) at zero on the steps the fit's closures mark closed (``model.closures``), and the account
-    with every part of those steps at zero: the closure, not the history, made them."""
+    """Quantiles (B, H, Q) at zero on the steps the fit's closures mark closed (``model.closures``), the account with
+    every part of those steps at zero (the closure, not the history, made them), and those steps (B, H; None: none)."""
     if not state.closed_when or len(series) == 0:
-        return values, parts
+        return values, parts, None
     cols = origins[:, None] + np.arange(1, values.shape[1] + 1)[None, :]
     shut = closed_steps(state.closed_when, panel.future_names, panel.future[series[:, None], cols], state.features.numeric)
     if not shut.any():
-        return values, parts
+        return values, parts, None
     values = np.where(shut[:, :, None], 0.0, values)
-    return values, None if parts is None else parts.closed(shut)
+    return values, None if parts is None else parts.closed(shut), shut
 
 
 def floored(values: np.ndarray, parts, state: FittedState, panel: Panel, series: np.ndarray, origins: np.ndarray):

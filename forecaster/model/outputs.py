@@ -130,9 +130,9 @@ def attention_frame(
         for name, value in RETIRED_COLUMNS.items():  # no longer a part of the forecast; kept for code that reads it
             out[name] = value
         out["y_hat"] = account.forecast[w_idx[keep], h_idx[keep]]  # predict's median, which the parts add up to
-        out["closed_step"] = account.closed_steps[w_idx[keep], h_idx[keep]]  # forecast at zero by a closure: no part made it
         if values is not None:
             out.attrs["attention_values"] = values
+    out["closed_step"] = forecast.closed_steps[w_idx[keep], h_idx[keep]]  # forecast at zero by a closure: nothing read
     if include_padding:
         out["padded"] = ~real.ravel()
     return out

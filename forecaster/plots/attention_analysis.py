@@ -30,6 +30,12 @@ def attention_grid(ex: pd.DataFrame, history_col: str) -> tuple[pd.DataFrame, np
     return grid, padded
 
 
+def read_rows(explanation: pd.DataFrame) -> pd.DataFrame:
+    """The rows of an ``explain`` frame whose step the forecast read its history for: without the steps a closure
+    forecast at zero (``closed_step``), whose attention the network computed and the forecast never used."""
+    return explanation[~explanation["closed_step"].to_numpy(dtype=bool)] if "closed_step" in explanation else explanation
+
+
 def forecast_sources(explanation: pd.DataFrame, time_col: str | None = None) -> tuple[pd.Series, dict[str, float]]:
     """Where one series' forecast came from, per history point and per other part, averaged over the horizon steps.
 
@@ -57,10 +63,11 @@ def attention_profile(explanation: pd.DataFrame, relative_to: str = "target", id
 
     ``relative_to="origin"``: lag = origin minus attended time (0 is the last observed period).
     ``relative_to="target"``: lag = target time minus attended time, where a seasonal model should peak at
-    multiples of the season length.
+    multiples of the season length. Steps a closure forecast at zero are left out: the forecast did not read for them.
     """
     id_col = id_col or explained_columns(explanation)[0]
-    ex = explanation[~explanation["padded"]] if "padded" in explanation else explanation
+    ex = read_rows(explanation)
+    ex = ex[~ex["padded"]] if "padded" in ex else ex
     if relative_to == "origin":
         lag = ex["lag"]
     elif relative_to == "target":
@@ -108,6 +115,9 @@ def attention_diagnostics(
 ) -> AttentionDiagnostics:
     """Padding mass, entropy and last-season share of an ``explain`` frame (with or without padding rows).
 
+    The entropy and the last-season share describe the attention the forecast read: steps a closure forecast at zero
+    (``closed_step``) are left out of them. The padding mass counts every step (masking holds or it does not).
+
     Given the fitted ``model`` and the history ``df`` the frame explains (and ``future_df``), also
     the occlusion ratio of ``n_points`` most against least attended points, and of the points with the largest
     against the smallest shares where the frame has them (``contribution``). ``id_col`` None: the model's, or the
@@ -120,7 +130,7 @@ def attention_diagnostics(
         padded_mass = float(explanation[padded].groupby(keys)["weight"].sum().max()) if padded.any() else 0.0
     else:  # padded rows were omitted: their mass cannot be read from this frame
         padded, padded_mass = np.zeros(len(explanation), dtype=bool), float("nan")
-    valid = explanation[~padded]
+    valid = read_rows(explanation[~padded])
     w = valid["weight"].to_numpy()
     terms = valid.assign(
         plogp=np.where(w > 0, -w * np.log(np.where(w > 0, w, 1.0)), 0.0), recent=(valid["lag"] < season_length) * w

@@ -139,7 +139,8 @@ def output_meta(model, method: str, df_meta: pd.DataFrame, include_padding: bool
         dtypes = {id_col: ids, time_col: times, "step": "int64", f"{time_col}_history": times}
         dtypes.update(lag="int64", weight="float64")
         if accountable(model.state_):
-            dtypes.update(dict.fromkeys(ACCOUNT_COLUMNS, "float64"), closed_step="bool")
+            dtypes.update(dict.fromkeys(ACCOUNT_COLUMNS, "float64"))
+        dtypes["closed_step"] = "bool"
         if include_padding:
             dtypes["padded"] = "bool"
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
