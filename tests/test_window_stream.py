@@ -66,6 +66,8 @@ def test_encodings_merged_from_parts_are_the_whole_frames(frame):
     for name, scaling in whole.numeric.items():
         assert merged.numeric[name].mean == pytest.approx(scaling.mean, rel=1e-12, abs=1e-12)
         assert merged.numeric[name].std == pytest.approx(scaling.std, rel=1e-12)
+        seen = merged.numeric[name]  # the values the parts saw, joined: what the whole frame saw
+        assert (seen.low, seen.high, seen.codes) == (scaling.low, scaling.high, scaling.codes)
     # one part gives exactly what fit_features gives
     assert merge_features([feature_parts(frame, "unique_id", ROLES)]) == whole
     facts = [partition_facts(part, *FACTS) for part in _parts(frame, 3)]

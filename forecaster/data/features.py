@@ -10,22 +10,41 @@ from __future__ import annotations
 import datetime
 import math
 import reprlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .roles import CovariateRoles
+from .seen_values import joined_codes, seen_values
 from .static_labels import check_static_types, json_value, warn_near_labels
 
 
 @dataclass(frozen=True)
 class ColumnScaling:
-    """Mean and standard deviation of one numeric column."""
+    """Mean and standard deviation of one numeric column, and what values the fit saw: their range (``low``,
+    ``high``) and, for a flag or code (at most ``seen_values.MAX_CODES`` distinct values), the values themselves (``codes``).
+    None where the column had no value, and in files written before fits recorded them (nothing to check against)."""
 
     mean: float
     std: float
+    low: float | None = None
+    high: float | None = None
+    codes: tuple[float, ...] | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ColumnScaling:
+        codes = data.get("codes")
+        return cls(**{**data, "codes": None if codes is None else tuple(float(c) for c in codes)})
+
+    def widened(self, other: ColumnScaling) -> ColumnScaling:
+        """This scaling, with the values ``other`` saw added to those seen (a warm start keeps the trained scaling); as
+        it is where it holds no record of them (a file written before fits kept one: what it saw is not known)."""
+        if other.low is None or self.low is None:
+            return self
+        codes = joined_codes(self.codes, other.codes)
+        return replace(self, low=min(self.low, other.low), high=max(self.high, other.high), codes=codes)
 
 
 @dataclass(frozen=True)
@@ -38,12 +57,13 @@ class FeatureSpec:
     def to_dict(self) -> dict:
         """JSON form; each category is typed (:func:`to_typed`) so that ``1``, ``"1"`` and a timestamp come back as themselves."""
         categories = {name: [to_typed(v) for v in values] for name, values in self.categories.items()}
-        return {"numeric": {k: asdict(v) for k, v in self.numeric.items()}, "categories": categories}
+        numeric = {k: {**asdict(v), "codes": None if v.codes is None else list(v.codes)} for k, v in self.numeric.items()}
+        return {"numeric": numeric, "categories": categories}
 
     @classmethod
     def from_dict(cls, data: dict) -> FeatureSpec:
         """Inverse of :meth:`to_dict`; also reads the untyped categories (plain JSON scalars) of format-1 model files."""
-        numeric = {k: ColumnScaling(**v) for k, v in data["numeric"].items()}
+        numeric = {k: ColumnScaling.from_dict(v) for k, v in data["numeric"].items()}
         categories = {k: [from_typed(c) if isinstance(c, dict) else c for c in v] for k, v in data["categories"].items()}
         return cls(numeric=numeric, categories=categories)
 
@@ -53,7 +73,7 @@ def _scaling(values: np.ndarray) -> ColumnScaling:
     if finite.size == 0:
         return ColumnScaling(0.0, 1.0)
     std = float(finite.std())
-    return ColumnScaling(float(finite.mean()), std if std > 0 else 1.0)
+    return ColumnScaling(float(finite.mean()), std if std > 0 else 1.0, **seen_values(finite))
 
 
 def fit_features(frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> FeatureSpec:
@@ -73,11 +93,15 @@ def fit_features(frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> Fea
 
 @dataclass(frozen=True)
 class Moments:
-    """Count, mean and sum of squared deviations of a column's finite values: what ``_scaling`` needs, mergeable."""
+    """Count, mean and sum of squared deviations of a column's finite values, and the values seen (``ColumnScaling``):
+    what ``_scaling`` needs, mergeable."""
 
     count: int
     mean: float
     m2: float
+    low: float | None = None
+    high: float | None = None
+    codes: tuple[float, ...] | None = None
 
     @classmethod
     def of(cls, values: np.ndarray) -> Moments:
@@ -85,7 +109,7 @@ class Moments:
         if finite.size == 0:
             return cls(0, 0.0, 0.0)
         mean = finite.mean()
-        return cls(int(finite.size), float(mean), float(np.sum(np.abs(finite - mean) ** 2)))
+        return cls(int(finite.size), float(mean), float(np.sum(np.abs(finite - mean) ** 2)), **seen_values(finite))
 
     def merge(self, other: Moments) -> Moments:
         """The moments of both parts together (Chan, Golub and LeVeque's pairwise update)."""
@@ -96,13 +120,15 @@ class Moments:
         count = self.count + other.count
         delta = other.mean - self.mean
         mean = self.mean + delta * other.count / count
-        return Moments(count, mean, self.m2 + other.m2 + delta * delta * self.count * other.count / count)
+        m2 = self.m2 + other.m2 + delta * delta * self.count * other.count / count
+        seen = {"low": min(self.low, other.low), "high": max(self.high, other.high)}
+        return Moments(count, mean, m2, **seen, codes=joined_codes(self.codes, other.codes))
 
     def scaling(self) -> ColumnScaling:
         if self.count == 0:
             return ColumnScaling(0.0, 1.0)
         std = math.sqrt(self.m2 / self.count)
-        return ColumnScaling(self.mean, std if std > 0 else 1.0)
+        return ColumnScaling(self.mean, std if std > 0 else 1.0, self.low, self.high, self.codes)
 
 
 @dataclass(frozen=True)

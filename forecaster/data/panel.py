@@ -24,6 +24,7 @@ from .features import FeatureSpec, encode_statics, scale_columns
 from .frequency import calendar_features
 from .placement import MAX_CALENDAR_PERIODS, MAX_PERIODS_PER_ROW, check_calendar_span, check_on_grid, layout, positions
 from .roles import CovariateRoles, LeakageError
+from .seen_values import warn_unseen_values
 from .validation import Columns, check_future_rows, check_id_types, when
 
 # Where rows lie on the calendar is checked in ``placement``; its checks stay importable from here.
@@ -226,6 +227,7 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
             f"`future_df` lacks the future covariates of series {uniques[series]!r} at {when(stamp)} "
             f"(step {missing_step + 1} of {horizon}); it must cover every horizon step.{ended}"
         )
+    warn_unseen_values(future.loc[keep], roles.future, spec, columns.id, columns.time, when)
     values = scale_columns(future.loc[keep], roles.future, spec)
     fut[codes[keep], last_col + step[keep]] = values
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.dates import shown_time
+from ..data.seen_values import MAX_CODES
 
 # The fewest observed rows on a value before it can mark closed periods, whatever the zeros elsewhere.
 MIN_CLOSED_ROWS = 3
@@ -33,9 +34,9 @@ MIN_CLOSED_ROWS = 3
 CHANCE_ODDS = 1e-3
 # Values a declared or learnt closure keeps per covariate (a flag has one; a covariate with more is not a flag).
 MAX_CLOSED_VALUES = 16
-# Distinct values above which a covariate is a measurement (a temperature), not a flag or a code: none of its values is
-# learnt as a closure. Cold readings that occur only at night, when a call centre is closed, closed cold open hours.
-MAX_CODES = 32
+# ``MAX_CODES``: distinct values above which a covariate is a measurement (a temperature), not a flag or a code: none of
+# its values is learnt as a closure. Cold readings that occur only at night, when a call centre is closed, closed cold
+# open hours.
 # "history": learn the closures from the fit's history; None: none.
 LEARN = "history"
 

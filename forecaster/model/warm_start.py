@@ -53,12 +53,14 @@ def architecture_changed(config: NetworkConfig, params: dict) -> bool:
 
 
 def extend_features(spec: FeatureSpec, frame: pd.DataFrame, id_col: str, roles: CovariateRoles) -> FeatureSpec:
-    """``spec`` with the categories of static covariates in ``frame`` that it has not seen appended."""
-    return extend_spec(spec, fit_features(frame, id_col, CovariateRoles(static=tuple(spec.categories))))
+    """``spec`` with the categories of static covariates in ``frame`` that it has not seen appended, and the values of
+    its covariates in ``frame`` added to those it saw."""
+    return extend_spec(spec, fit_features(frame, id_col, roles))
 
 
 def extend_spec(spec: FeatureSpec, seen: FeatureSpec) -> FeatureSpec:
-    """``spec`` (the scalings it was trained with kept) with the categories of ``seen`` that it lacks appended."""
+    """``spec`` (the scalings it was trained with kept) with the categories of ``seen`` that it lacks appended, and the
+    values ``seen`` saw added to those of its numeric columns (``ColumnScaling.widened``)."""
     for name, known in spec.categories.items():
         if name in seen.numeric:  # labels read back as numbers: no known category is left
             raise ValueError(
@@ -70,7 +72,8 @@ def extend_spec(spec: FeatureSpec, seen: FeatureSpec) -> FeatureSpec:
         name: list(known) + [c for c in seen.categories.get(name, []) if c not in set(known)]
         for name, known in spec.categories.items()
     }
-    return FeatureSpec(dict(spec.numeric), categories)
+    numeric = {name: known.widened(seen.numeric[name]) if name in seen.numeric else known for name, known in spec.numeric.items()}
+    return FeatureSpec(numeric, categories)
 
 
 def static_column_map(old: FeatureSpec, new: FeatureSpec, statics: tuple[str, ...]) -> np.ndarray:

@@ -19,6 +19,7 @@ import pandas as pd
 from ..._version import __version__
 from ...data.features import allowed_dtype, from_typed, index_from_typed
 from ...data.scaling import SCALERS
+from ...data.seen_values import MAX_CODES
 from ..attention import ATTENTIONS
 from ..calibration import TREATMENTS
 from ..closures import MAX_CLOSED_VALUES
@@ -281,7 +282,14 @@ def config_schema(version: int) -> Check:
     new = version >= 2
     network = network_schema()
     names = list_of(text(), MAX_FEATURES)
-    scaling = record({"mean": (real(), True), "std": (real(0.0, math.inf, low_open=True), True)})
+    scaling = record(
+        {
+            "mean": (real(), True),
+            "std": (real(0.0, math.inf, low_open=True), True),
+            **{name: (nullable(real()), False) for name in ("low", "high")},
+            "codes": (nullable(list_of(real(), MAX_CODES)), False),
+        }
+    )
     features = record(
         {
             "numeric": (mapping(scaling, MAX_FEATURES), True),
