@@ -237,6 +237,11 @@ def test_covariates_given_apart_are_checked_before_they_are_joined(data):
         backtest(model, history, future_covariates_df=covariates.rename(columns={"ds": "date"}), n_windows=1, progress=False)
     with pytest.raises(ValueError, match=r"Future-known covariate `promo` is missing at series 'S000'"):
         backtest(model, history, future_covariates_df=covariates.iloc[1:], n_windows=1, baselines=(), progress=False)
+    # The target or a past-only covariate in a frame of values known ahead is refused, as in predict's future_df.
+    for leaked in ("y", "traffic"):
+        with pytest.raises(LeakageError, match=f"`future_covariates_df` carries `{leaked}`, which is not known in advance"):
+            past = fast_model(future_covariates=["promo"], past_covariates=["traffic"])
+            backtest(past, history, future_covariates_df=data[["unique_id", "ds", "promo", leaked]], n_windows=1, progress=False)
 
 
 def test_one_pass_backtest_of_categorical_ids_whose_series_end_apart():

@@ -168,3 +168,17 @@ def test_hourly_periods_are_dated_by_their_start_and_w_is_explained_only_for_sun
     assert "Date each period by its start" in message and "normalize" not in message
     message = _message(lambda: fast_model(horizon=4, freq="W-MON").fit(_weekly("W-SUN")))
     assert "'W' means" not in message and "freq = 'W-SUN' under [data]" in message
+
+
+def test_integer_ids_are_named_as_the_data_writes_them(monthly):
+    """With numpy 2, an id read from an int64 column printed as ``np.int64(6)``: "Series [6] have gaps ...; the first
+    missing timestamp is ... in series np.int64(6)."."""
+    numbered = monthly.assign(unique_id=monthly["unique_id"].factorize()[0] + 6)
+    gapped = numbered.drop(numbered.index[(numbered["unique_id"] == 6)][5])
+    gap = _message(lambda: fast_model(horizon=4, freq="MS").fit(gapped))
+    assert "in series 6." in gap and "np." not in gap
+    model = fast_model(horizon=4, max_steps=2, future_covariates=["promo"]).fit(numbered.assign(promo=0.0))
+    last = numbered["ds"].max()
+    future = pd.DataFrame({"unique_id": [6, 7, 8, 9], "ds": last + pd.DateOffset(months=1), "promo": 0.0})
+    lacks = _message(lambda: model.predict(future_df=future))
+    assert "of series 6 at" in lacks and "np." not in lacks

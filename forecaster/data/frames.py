@@ -1,10 +1,28 @@
-"""The first checks of a frame handed in: a pandas DataFrame, not empty, holding each needed column once."""
+"""The first checks of a frame handed in (a pandas DataFrame, not empty, holding each needed column once), and series
+ids as messages show them."""
 
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
+
+
+def plain(value: object) -> object:
+    """A series id as the user's frame holds it: a numpy scalar as its Python value (``np.int64(6)`` is ``6``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def shown_id(value: object) -> str:
+    """A series id for messages: ``6`` or ``'store_6'``, never ``np.int64(6)``."""
+    return repr(plain(value))
+
+
+def shown_ids(values: Iterable) -> str:
+    """Some series ids for messages, shortened as ``reprlib`` shortens a list (``[6, 7, 8, 9, 10, 11, ...]``)."""
+    return reprlib.repr([plain(v) for v in values])
 
 
 def require_frame(df: object, argument: str) -> pd.DataFrame:

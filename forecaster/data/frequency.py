@@ -7,6 +7,8 @@ import pandas as pd
 from pandas.tseries.frequencies import to_offset
 from pandas.tseries.offsets import Tick
 
+from .frames import shown_id
+
 # Offset families by base name (the offset's name before any "-" anchor, e.g. "QS" of "QS-OCT").
 # pandas >= 2.2 names the offsets "YE", "QE", "ME", "h", "min", "s"...; the older names ("A", "Q",
 # "M", "H", "T", "S"...) are what pandas 2.0 and 2.1 give, so both are listed.
@@ -177,7 +179,7 @@ def infer_offset(times: pd.Series, ids: pd.Series) -> pd.DateOffset:
     if not found:
         raise ValueError(_not_inferred(grouped if len(candidates) else None, column))
     if len(found) > 1:
-        detail = ", ".join(f"series {sid!r} looks {alias!r}" for alias, sid in list(found.items())[:3])
+        detail = ", ".join(f"series {shown_id(sid)} looks {alias!r}" for alias, sid in list(found.items())[:3])
         raise ValueError(
             f"Mixed frequencies in `{column}`: {detail}. Every series must lie on one grid: put their dates on one "
             "(weekly series all on the same weekday, e.g. dates moved with pd.offsets.Week(weekday=...)), pass `freq` "
@@ -197,8 +199,9 @@ def _not_inferred(grouped, column: str) -> str:
     stamps = pd.DatetimeIndex(ds.to_numpy()).sort_values()
     shown = ", ".join(str(t.date()) if t == t.normalize() else str(t) for t in stamps[:3])
     message = (
-        f"Could not infer the frequency of `{column}`: no series is spaced as pandas can name (gaps or irregular dates; series "
-        f"{series_id!r}: {shown}, ...). Pass `freq`, e.g. freq='D' or 'MS' (with `fill_gaps=True` where periods are missing)."
+        f"Could not infer the frequency of `{column}`: no series is spaced as pandas can name (gaps or irregular dates; "
+        f"series {shown_id(series_id)}: {shown}, ...). Pass `freq`, e.g. freq='D' or 'MS' (with `fill_gaps=True` where "
+        "periods are missing)."
     )
     months = stamps.to_period("M").asi8
     if (stamps.day == stamps.day[0]).all() and stamps.day[0] > 1 and (np.diff(months) >= 1).all():

@@ -21,6 +21,7 @@ import pandas as pd
 from ..callers import user_stacklevel
 from .decomposition import DecompositionTable, decomposition_table
 from .features import FeatureSpec, encode_statics, scale_columns
+from .frames import shown_id
 from .frequency import calendar_features
 from .placement import MAX_CALENDAR_PERIODS, MAX_PERIODS_PER_ROW, check_calendar_span, check_on_grid, layout, positions
 from .roles import CovariateRoles, LeakageError
@@ -206,7 +207,7 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
     if early.any():
         row = int(np.flatnonzero(early)[0])
         raise LeakageError(
-            f"`future_df` has timestamp {when(future[columns.time].iloc[row])} for series {uniques[codes[row]]!r}, "
+            f"`future_df` has timestamp {when(future[columns.time].iloc[row])} for series {shown_id(uniques[codes[row]])}, "
             "at or before the end of its history; it must hold only the horizon after the history."
         )
     keep = step <= horizon
@@ -224,7 +225,7 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
                 "history (and future_df) if it has ended."
             )
         raise ValueError(
-            f"`future_df` lacks the future covariates of series {uniques[series]!r} at {when(stamp)} "
+            f"`future_df` lacks the future covariates of series {shown_id(uniques[series])} at {when(stamp)} "
             f"(step {missing_step + 1} of {horizon}); it must cover every horizon step.{ended}"
         )
     warn_unseen_values(future.loc[keep], roles.future, spec, columns.id, columns.time, when)
@@ -262,7 +263,7 @@ def log_target(panel: Panel, target: str) -> Panel:
         stamp = panel.timestamps(np.array([row]), np.array([col]))[0]
         raise ValueError(
             f"`log_target=True` needs non-negative targets, but `{target}` is {panel.y[row, col]:g} for series "
-            f"{panel.ids[row]!r} at {pd.Timestamp(stamp)} ({int(bad.sum())} negative values in all)."
+            f"{shown_id(panel.ids[row])} at {pd.Timestamp(stamp)} ({int(bad.sum())} negative values in all)."
         )
     with np.errstate(invalid="ignore"):
         return replace(panel, y=np.log1p(panel.y))

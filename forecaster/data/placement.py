@@ -15,6 +15,7 @@ import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
 from .dates import shown_time
+from .frames import shown_id
 from .frequency import _MONTHLY, _QUARTERLY, _SEMI_MONTHLY, _YEARLY, build_grid
 from .validation import Columns, when
 
@@ -66,7 +67,7 @@ def positions(times: pd.Series, grid: pd.DatetimeIndex, ids: pd.Series, offset: 
         if own is not None:
             raise ValueError(_spacing_message(argument, *own, offset))
         raise ValueError(
-            f"`{argument}`: timestamp {when(times.iloc[row])} of series {ids.iloc[row]!r} is not on the "
+            f"`{argument}`: timestamp {when(times.iloc[row])} of series {shown_id(ids.iloc[row])} is not on the "
             f"{offset.freqstr!r} grid; check `freq` or resample the data."
         )
     return pos
@@ -113,7 +114,9 @@ def _own_frequency(times: pd.Series, ids: pd.Series, offset: pd.DateOffset, firs
 def _spacing_message(argument: str, alias: str, uid, offset: pd.DateOffset) -> str:
     own = to_offset(alias)
     word = _WORDS.get(own.name.split("-")[0]) if own.n == 1 else None
-    looks = f"{word} ({alias!r}, e.g. series {uid!r})" if word else f"spaced {alias!r} apart (e.g. series {uid!r})"
+    looks = (
+        f"{word} ({alias!r}, e.g. series {shown_id(uid)})" if word else f"spaced {alias!r} apart (e.g. series {shown_id(uid)})"
+    )
     weeks = " ('W' means weeks ending on Sunday)" if offset.freqstr == "W-SUN" else ""
     return (
         f"`{argument}`: the data looks {looks} but the model's frequency is {offset.freqstr!r}{weeks}; "
@@ -186,5 +189,5 @@ def _gap_message(uniques, codes, pos, start, gapped, grid, columns: Columns) -> 
     names = reprlib.repr(list(uniques[gapped]))
     return (
         f"Series {names} have gaps in `{columns.time}`; the first missing timestamp is {when(shown_time(grid[missing], None))} "
-        f"in series {uniques[first]!r}. Fill them (NaN targets are allowed) or pass fill_gaps=True."
+        f"in series {shown_id(uniques[first])}. Fill them (NaN targets are allowed) or pass fill_gaps=True."
     )

@@ -111,3 +111,14 @@ def encoder_columns(roles: CovariateRoles, requested: Sequence[str]) -> tuple[st
         if name not in roles.past:
             raise LeakageError(f"Column `{name}` is not declared as a past covariate and cannot enter the encoder.")
     return tuple(requested)
+
+
+def refuse_unknown_ahead(frame, argument: str, target: str, roles: CovariateRoles) -> None:
+    """Refuse a frame of values known in advance (``future_df``, ``future_covariates_df``) that holds the target or a
+    past-only covariate (LeakageError naming them)."""
+    leaked = [name for name in (target, *roles.past) if name in frame.columns]
+    if leaked:
+        raise LeakageError(
+            f"`{argument}` carries {', '.join(f'`{c}`' for c in leaked)}, which is not known in advance; "
+            "pass only the id, time and future-known covariate columns."
+        )

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..callers import user_stacklevel
+from .frames import shown_id
 
 # Distinct values above which a covariate is a measurement (a temperature), not a flag or a code: a fit records the
 # values of a flag or code it saw, and only the range of a measurement's (``model.closures`` learns closures only from
@@ -74,7 +75,7 @@ def warn_unseen_values(rows: pd.DataFrame, names, spec, id_col: str, time_col: s
             odd = f"{low:g}" if low == high else f"{low:g} to {high:g}"
         warnings.warn(
             f"Future-known covariate `{name}` takes values the fit never saw on {int(outside.sum())} of the "
-            f"{len(values)} horizon rows ({odd}; first for series {rows[id_col].iloc[first]!r} at "
+            f"{len(values)} horizon rows ({odd}; first for series {shown_id(rows[id_col].iloc[first])} at "
             f"{when(rows[time_col].iloc[first])}); the fit saw {saw}. The network extrapolates there: check those "
             "values, or refit on a history that holds them.",
             UserWarning,

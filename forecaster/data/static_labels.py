@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..callers import user_stacklevel
+from .frames import shown_ids
 
 
 def json_value(value: object) -> object:
@@ -67,7 +68,7 @@ def warn_near_labels(name: str, per_series: pd.DataFrame, unseen: np.ndarray, id
     shown = ", ".join(f"{v!r} (fitted: {k!r})" for v, k in list(pairs.items())[:3])
     warnings.warn(
         f"Static covariate `{name}` holds values that match categories it was fitted with only up to case or spaces "
-        f"({shown}; {len(rows)} series such as {reprlib.repr(ids[rows[:3]].tolist())}): they are read as new categories "
+        f"({shown}; {len(rows)} series such as {shown_ids(ids[rows[:3]].tolist())}): they are read as new categories "
         "(all zeros). Give the labels as fitted, or refit.",
         UserWarning,
         stacklevel=user_stacklevel(),

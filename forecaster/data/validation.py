@@ -5,7 +5,6 @@ Every function here works on a copy: the caller's DataFrame is never modified.
 
 from __future__ import annotations
 
-import reprlib
 import warnings
 from dataclasses import dataclass
 
@@ -23,9 +22,9 @@ from .dates import (
     shown_time,
     zone_name,
 )
-from .frames import require_columns, require_frame
+from .frames import require_columns, require_frame, shown_id, shown_ids
 from .ordering import in_series_order
-from .roles import CovariateRoles, LeakageError
+from .roles import CovariateRoles, refuse_unknown_ahead
 
 
 class ColumnTypeError(TypeError, ValueError):
@@ -54,7 +53,7 @@ def columns_and_roles(params: dict) -> tuple[Columns, CovariateRoles]:
 def _first_row(df: pd.DataFrame, mask: np.ndarray, columns: Columns, tz: str | None = None) -> str:
     """Where the first masked row is, its time as the user's data wrote it (``tz``: the token of a naive frame's zone)."""
     row = df.loc[mask].iloc[0]
-    return f"series {row[columns.id]!r} at {when(shown_time(row[columns.time], tz) if tz else row[columns.time])}"
+    return f"series {shown_id(row[columns.id])} at {when(shown_time(row[columns.time], tz) if tz else row[columns.time])}"
 
 
 def when(timestamp) -> str:
@@ -218,7 +217,7 @@ def clean_history(
     observed = frame[columns.target].notna().groupby(frame[columns.id], sort=False, observed=True).any()
     if not observed.all():
         empty = list(observed.index[~observed.to_numpy()])
-        raise ValueError(f"Series {reprlib.repr(empty)} have no observed value of `{columns.target}`.")
+        raise ValueError(f"Series {shown_ids(empty)} have no observed value of `{columns.target}`.")
     frame, ended = observed_span(frame, columns)  # rows outside it are no history: their covariates are not read
     for name in roles.future:
         missing = frame[name].isna().to_numpy()
@@ -261,7 +260,7 @@ def observed_span(frame: pd.DataFrame, columns: Columns) -> tuple[pd.DataFrame, 
 
 def warn_ended_early(ended: pd.Series, columns: Columns, argument: str = "df") -> None:
     """One warning naming the series whose rows ran on past their last observed target (see :func:`observed_span`)."""
-    examples = ", ".join(f"{uid!r} at {when(stamp)}" for uid, stamp in list(ended.items())[:3])
+    examples = ", ".join(f"{shown_id(uid)} at {when(stamp)}" for uid, stamp in list(ended.items())[:3])
     warnings.warn(
         f"`{argument}`: rows after the last observed `{columns.target}` hold no target in {len(ended)} series (last "
         f"observations: {examples}{', ...' if len(ended) > 3 else ''}). Each such series ends at its last observation "
@@ -280,7 +279,7 @@ def _check_statics(frame: pd.DataFrame, columns: Columns, roles: CovariateRoles)
         varies = frame.groupby(columns.id, sort=False, observed=True)[name].nunique() > 1
         if varies.any():
             raise ValueError(
-                f"Static covariate `{name}` varies within series {reprlib.repr(list(varies.index[varies]))}; "
+                f"Static covariate `{name}` varies within series {shown_ids(varies.index[varies])}; "
                 "a static covariate must be constant per series."
             )
         if pd.api.types.is_numeric_dtype(frame[name]) and not pd.api.types.is_bool_dtype(frame[name]):
@@ -305,6 +304,7 @@ def merge_covariates(
     require_frame(df, "df")
     require_frame(covariates, argument)
     require_columns(df, [columns.id, columns.time], "df")
+    refuse_unknown_ahead(covariates, argument, columns.target, roles)
     both = [name for name in roles.future if name in df.columns and name in covariates.columns]
     if both:  # which values would the forecasts see? Taking either in silence scores the other's forecasts
         listed = ", ".join(f"`{name}`" for name in both)
@@ -363,12 +363,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
         LeakageError: it carries the target or a past-only covariate.
     """
     require_frame(future_df, "future_df")
-    leaked = [name for name in (columns.target, *roles.past) if name in future_df.columns]
-    if leaked:
-        raise LeakageError(
-            f"`future_df` carries {', '.join(f'`{c}`' for c in leaked)}, which is not known in advance; "
-            "pass only the id, time and future-known covariate columns."
-        )
+    refuse_unknown_ahead(future_df, "future_df", columns.target, roles)
     needed = [columns.id, columns.time, *roles.future]
     require_columns(future_df, needed, "future_df")
     unread = [name for name in future_df.columns if name not in (*needed, *roles.static, *set_aside)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import reprlib
 import time
 import warnings
 from collections.abc import Sequence
@@ -11,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..callers import user_stacklevel
+from ..data.frames import shown_ids
 from ..data.frequency import normalise_freq, seasons_for
 from ..engines import engine
 from ..model.outputs import BASELINES, quantile_column
@@ -124,7 +124,7 @@ def run_baselines(
     for n in names:
         bad = ~np.isfinite(out[n].to_numpy(dtype=float))
         if bad.any():
-            series = reprlib.repr(list(pd.unique(out.loc[bad, id_col])))
+            series = shown_ids(pd.unique(out.loc[bad, id_col]))
             raise FloatingPointError(f"Baseline `{n}` produced non-finite forecasts for series {series}.")
     return out
 

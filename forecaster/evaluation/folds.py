@@ -16,6 +16,7 @@ from sklearn.base import clone
 
 from ..callers import user_stacklevel
 from ..data.dates import shown_time
+from ..data.frames import shown_id
 from ..data.frequency import normalise_freq, season_length_for
 from ..data.panel import Panel
 from ..data.roles import CovariateRoles, LeakageError
@@ -297,7 +298,7 @@ def guard_fold(train: pd.DataFrame, future: pd.DataFrame | None, fold: Fold, col
     if late.any():
         row = train.loc[late].iloc[0]
         raise LeakageError(
-            f"Fold {fold.number}: series {row[columns.id]!r} has training data at {row[columns.time]}, after its cutoff."
+            f"Fold {fold.number}: series {shown_id(row[columns.id])} has training data at {row[columns.time]}, after its cutoff."
         )
     if future is None:
         return
@@ -376,7 +377,7 @@ def check_origins(panel: Panel, series: np.ndarray, origins: np.ndarray, fold: F
     if len(wrong):
         uid = panel.ids[series[wrong[0]]]
         raise ValueError(
-            f"Fold {fold.number}: series {uid!r} has no row at its cutoff {when(expected[wrong[0]])} (its last row before it "
-            f"is {when(stamps[wrong[0]])}); with fill_gaps=True add that row with a missing target, so the fold forecasts "
-            "from its cutoff."
+            f"Fold {fold.number}: series {shown_id(uid)} has no row at its cutoff {when(expected[wrong[0]])} (its last "
+            f"row before it is {when(stamps[wrong[0]])}). A refitted fold's history ends at each series' last row, which "
+            "`fill_gaps` cannot extend: add that row with a missing target, so the fold forecasts from its cutoff."
         )

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.dates import shown_time
+from ..data.frames import shown_id
 from ..data.seen_values import MAX_CODES
 
 # The fewest observed rows on a value before it can mark closed periods, whatever the zeros elsewhere.
@@ -114,7 +115,7 @@ def near_misses(
             first = on_value[~zero[on_value]][0]
             notes.append(
                 f"{name}={values[k]:g} looks like a closure but is not learnt as one: {int(strays[k])} of its "
-                f"{int(count[k])} observed targets are not zero (the first: series {frame[id_col].iloc[first]!r} at "
+                f"{int(count[k])} observed targets are not zero (the first: series {shown_id(frame[id_col].iloc[first])} at "
                 f"{shown_time(frame[time_col].iloc[first], tz)}, {y[first]:g}). Those periods are forecast as open; declare "
                 f"closed_when={{{name!r}: {values[k]:g}}} to forecast them at zero, or correct those targets."
             )
@@ -147,7 +148,7 @@ def never_observed(
             first = rows[0]
             notes.append(
                 f"{name}={value:g} occurs on {len(rows)} rows, none with an observed `{target}` (the first: series "
-                f"{frame[id_col].iloc[first]!r} at {shown_time(frame[time_col].iloc[first], tz)}): the model never saw "
+                f"{shown_id(frame[id_col].iloc[first])} at {shown_time(frame[time_col].iloc[first], tz)}): the model never saw "
                 f"what it means, and forecasts such periods as the others. If they are closed, record `{target}` as 0 "
                 f"there, or declare closed_when={{{name!r}: {value:g}}} to forecast them at zero."
             )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import reprlib
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ import torch
 from ..callers import user_stacklevel
 from ..data.decomposition import DecompositionTable, history_needed
 from ..data.features import FeatureSpec
+from ..data.frames import shown_ids
 from ..data.panel import Panel, build_panel, log_target, with_decomposition
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns
@@ -323,7 +323,7 @@ def warn_empty_windows(panel: Panel, seen: np.ndarray, series: np.ndarray, origi
         when = pd.DatetimeIndex(panel.timestamps(series[empty][:1], origins[empty][:1]))[0]
         warnings.warn(
             f"{len(ids)} series have no observed target in the {input_size} periods up to their origin "
-            f"({reprlib.repr(ids)}; e.g. origin {when}): the network reads nothing of them there and their forecast "
+            f"({shown_ids(ids)}; e.g. origin {when}): the network reads nothing of them there and their forecast "
             "does not follow their level. Fill the gap, lower `input_size`, or forecast from an earlier origin.",
             EmptyWindowWarning,
             stacklevel=user_stacklevel(),

@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from ..data.frames import shown_id
 from ..data.panel import padding_expected
 from ..model.fitted import history_in_zone
 from .attention_analysis import attention_grid, attention_profile, forecast_sources
@@ -89,7 +90,7 @@ def plot_attention(
     unique_id = explanation[id_col].iloc[0] if unique_id is None else unique_id
     ex = explanation[explanation[id_col] == unique_id]
     if ex.empty:
-        raise ValueError(f"No attention weights for series {unique_id!r}.")
+        raise ValueError(f"No attention weights for series {shown_id(unique_id)}.")
     history_col = f"{time_col}_history"
     grid, padded = attention_grid(ex, history_col)
     hist_times = pd.DatetimeIndex(grid.columns)

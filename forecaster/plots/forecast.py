@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..data.frames import shown_id
 from ..model.outputs import BASELINES
 from .text import literal
 
@@ -125,7 +126,7 @@ def plot_forecast(
         if "cutoff" in fc.columns:
             fc = fc[fc["cutoff"] == fc["cutoff"].max()]
         if fc.empty:
-            raise ValueError(f"`forecasts` has no rows for series {uid!r}.")
+            raise ValueError(f"`forecasts` has no rows for series {shown_id(uid)}.")
         series = df[df[id_col] == uid].sort_values(time_col)
         origin = fc[time_col].min()
         past = series[series[time_col] < origin].tail(history or 4 * len(fc))

@@ -12,6 +12,8 @@ import pandas as pd
 from matplotlib.legend import Legend
 from matplotlib.text import Text
 
+from ..data.frames import shown_id
+
 ROUTING = "Attention shows where the model looked (routing), not why it forecast what it did."
 # The note under a map without shares: a model with log_target has none.
 CAUTION = (
@@ -83,5 +85,5 @@ def series_file_name(folder: str | Path, prefix: str, unique_id, suffix: str = "
     folder = Path(folder)
     path = folder / f"{prefix}{slug}_{digest}{suffix}"
     if path.resolve().parent != folder.resolve():
-        raise ValueError(f"The file name for series {unique_id!r} leads outside {folder}: {path.name!r}.")
+        raise ValueError(f"The file name for series {shown_id(unique_id)} leads outside {folder}: {path.name!r}.")
     return path
