@@ -355,6 +355,32 @@ def test_a_constant_series_is_forecast_as_its_constant_and_its_account_adds_up()
     assert np.allclose(merged["total"], merged["y_hat"], rtol=1e-6)
 
 
+def test_a_constant_series_with_covariates_is_its_constant_where_its_history_held_the_horizons_covariates():
+    """With a future-known covariate read, a series at 100 throughout was forecast at about 79 with a 10-90% interval
+    from 0 to 200 (its scale falls back to its level); a promotion it stayed at 100 under moved it too."""
+    from forecaster.datasets import make_panel
+
+    df, _ = make_panel(n_series=6, length=48, seed=3, static=False, short_share=0.0, missing_share=0.0)
+    df = df[["unique_id", "ds", "y", "promo"]].copy()
+    flat = df["unique_id"] == "S001"
+    df.loc[flat, "y"] = 100.0
+    df.loc[flat, "promo"] = np.where(np.arange(flat.sum()) % 5 == 0, 1.0, 0.0)  # promotions it stayed at 100 under
+    model = fast_model(future_covariates=["promo"]).fit(df)
+    future = future_frame(df, 6)
+    future["promo"] = 0.0
+    future.loc[future["unique_id"] == "S001", "promo"] = [0.0, 1.0, 0.0, 0.0, 2.0, 0.0]  # 2: never held
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the value 2 is named in a warning of its own
+        out = model.predict(future_df=future)
+    levels = [c for c in out if c.startswith("y_hat")]
+    constant = out[out["unique_id"] == "S001"][levels].to_numpy()
+    assert (constant[[0, 1, 2, 3, 5]] == 100.0).all()
+    assert (constant[4] != 100.0).any()  # a value its history never held: the model's forecast
+    steps = model.explain(future_df=future, by="step")
+    merged = steps.merge(out[["unique_id", "ds", "y_hat"]], on=["unique_id", "ds"], suffixes=("", "_forecast"))
+    np.testing.assert_allclose(merged[list(steps.attrs["parts"])].sum(axis=1), merged["y_hat_forecast"], rtol=1e-6)
+
+
 def test_a_series_whose_whole_encoder_window_is_missing_is_named_in_a_warning():
     """An outage as long as input_size was forecast from nothing (97 for a level of 340), silently."""
     from forecaster.datasets import make_panel

@@ -110,9 +110,10 @@ class Account:
         """The account of the median raised by ``lift`` (B, H; zero where it stays): the lift is its own part."""
         return replace(self, floor=self.lift + lift)
 
-    def constant(self, rows: np.ndarray, level: np.ndarray) -> Account:
-        """The account with windows ``rows`` (bool, B) forecast as ``level`` (B,): all of it in the baseline."""
-        keep = np.broadcast_to(~rows[:, None], self.baseline.shape)
+    def constant(self, steps: np.ndarray, level: np.ndarray) -> Account:
+        """The account with steps ``steps`` (bool, B x H) forecast as their window's ``level`` (B,): all of it in the
+        baseline."""
+        keep = ~steps
         return self._kept(keep, baseline=np.where(keep, self.baseline, level[:, None]))
 
     def closed(self, steps: np.ndarray) -> Account:

@@ -32,6 +32,7 @@ from ..partners.blend import PARTNERS, blend_quantiles, mix_offsets, partner_dis
 from ..partners.season import partner_history
 from .account import Account, network_account
 from .closures import closed_steps
+from .constant_series import constant_steps
 from .intervals import apply_factors
 from .network import Ensemble
 from .partner_shift import CHUNK, partner_shift
@@ -257,11 +258,11 @@ def forecast_windows(
     values, parts = blend_partners(values, state, panel, series, origins, blend_weights, parts, shift)
     if state.calibration is not None:
         values = apply_factors(values, state.calibration.factors, state.median_index)
-    if not state.roles.future or not reads_covariates(state):
-        constant, level = constant_history(target_values(panel, state), seen, series, origins)
-        if constant.any():
-            values = np.where(constant[:, None, None], level[:, None, None], values)
-            parts = None if parts is None else parts.constant(constant, level)
+    covariates = bool(state.roles.future) and reads_covariates(state)
+    steps, level = constant_steps(panel, target_values(panel, state), seen, series, origins, values.shape[1], covariates)
+    if steps.any():
+        values = np.where(steps[:, :, None], level[:, None, None], values)
+        parts = None if parts is None else parts.constant(steps, level)
     values, parts = floored(values, parts, state, panel, series, origins)
     values, parts, shut = closed(values, parts, state, panel, series, origins)
     parts = None if parts is None else parts.of(values[:, :, state.median_index])  # explain's y_hat: predict's own
@@ -328,22 +329,6 @@ def warn_empty_windows(panel: Panel, seen: np.ndarray, series: np.ndarray, origi
             EmptyWindowWarning,
             stacklevel=user_stacklevel(),
         )
-
-
-def constant_history(y: np.ndarray, seen: np.ndarray, series: np.ndarray, origins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Windows whose whole history up to the origin holds one value (observed at least twice), and that value.
-
-    Such a series is forecast as that value at every level: nothing in its history says it moves, and a network
-    and partners fitted to varying series put it a few percent off with a spread of its own. Covariates known in
-    advance could say otherwise, so a model with future-known covariates keeps its forecast. ``seen``: the panel's
-    ``observed_cumsum``.
-    """
-    # Columns before a series' first period are NaN padding, which the running extremes and the count skip.
-    with np.errstate(invalid="ignore"):
-        high = np.fmax.accumulate(y, axis=1)[series, origins]  # one pass over the panel, then a lookup per window
-        low = np.fmin.accumulate(y, axis=1)[series, origins]
-    count = seen[series, origins + 1]
-    return (count >= 2) & (high == low), np.where(np.isfinite(low), low, 0.0)
 
 
 def panel_digest(panel: Panel) -> str:

@@ -1,0 +1,81 @@
+"""Series whose history holds one value: forecast as that value wherever nothing in their horizon is new.
+
+A network and partners fitted to varying series put a constant series a few percent off, with a spread of its own:
+its scale is zero, so the scaler falls back to its level (``data.scaling``), and the network's output, trained on
+windows with a spread, comes back multiplied by the level. A quota held at 100 was forecast at 79, with a 10-90%
+interval from 0 to 200. Nothing in such a history says the series moves, so it is forecast as its value at every
+level.
+
+With future-known covariates the horizon could say otherwise: a promotion the series has never had. A step keeps
+the model's forecast only where its covariates take values (all of them together) that the series' observed history
+never held; a step whose covariates the history held at its constant (no promotion, as always; or a promotion, under
+which it stayed constant too) is forecast as that constant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.panel import Panel
+
+
+def constant_history(y: np.ndarray, seen: np.ndarray, series: np.ndarray, origins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Windows whose whole history up to the origin holds one value (observed at least twice), and that value.
+
+    ``seen``: the panel's ``observed_cumsum``.
+    """
+    # Columns before a series' first period are NaN padding, which the running extremes and the count skip.
+    with np.errstate(invalid="ignore"):
+        high = np.fmax.accumulate(y, axis=1)[series, origins]  # one pass over the panel, then a lookup per window
+        low = np.fmin.accumulate(y, axis=1)[series, origins]
+    count = seen[series, origins + 1]
+    return (count >= 2) & (high == low), np.where(np.isfinite(low), low, 0.0)
+
+
+def steps_seen(panel: Panel, y: np.ndarray, series: np.ndarray, origins: np.ndarray, horizon: int) -> np.ndarray:
+    """(B, H) bool: whether each horizon step's future-known covariates (all of them, together) take values that its
+    series' observed history up to the origin held on some period. All True without future-known covariates.
+
+    Each period's covariates are coded once (``_period_codes``), so the test is one membership of (window, code)
+    pairs, without a loop over windows or steps.
+    """
+    width = panel.future.shape[2]
+    if width == 0 or len(series) == 0:
+        return np.ones((len(series), horizon), dtype=bool)
+    codes = _period_codes(panel.future[series])  # (B, W)
+    keys = np.arange(len(series))[:, None] * (int(codes.max()) + 1) + codes
+    columns = np.arange(codes.shape[1])
+    observed = np.isfinite(y[series]) & (columns[None, :] <= origins[:, None])
+    ahead = origins[:, None] + np.arange(1, horizon + 1)[None, :]
+    return np.isin(np.take_along_axis(keys, ahead, axis=1), keys[observed])
+
+
+def _period_codes(rows: np.ndarray) -> np.ndarray:
+    """(B, W) int64: one code per period for the values of its covariates ``rows`` (B, W, F), equal where all F are.
+
+    Column by column (a 1-D ``np.unique`` each, then mixed radix), ten times faster than ``np.unique(axis=0)`` on the
+    rows; the codes are compacted again before they could overflow.
+    """
+    codes = np.zeros(rows.shape[:2], dtype=np.int64)
+    radix = 1
+    for column in range(rows.shape[2]):  # a handful of covariates
+        _, inverse = np.unique(np.nan_to_num(rows[:, :, column], nan=np.inf), return_inverse=True)
+        codes += inverse.reshape(codes.shape).astype(np.int64) * radix
+        radix *= int(inverse.max()) + 1
+        if radix > 2**40:
+            _, inverse = np.unique(codes, return_inverse=True)
+            codes, radix = inverse.reshape(codes.shape).astype(np.int64), int(inverse.max()) + 1
+    return codes
+
+
+def constant_steps(
+    panel: Panel, y: np.ndarray, seen: np.ndarray, series: np.ndarray, origins: np.ndarray, horizon: int, covariates: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """(B, H) the steps forecast as their series' constant, and that constant (B,). ``covariates``: whether the
+    model reads future-known covariates (then only the steps whose covariates the history held)."""
+    constant, level = constant_history(y, seen, series, origins)
+    steps = np.broadcast_to(constant[:, None], (len(series), horizon)).copy()
+    if covariates and constant.any():
+        rows = np.flatnonzero(constant)
+        steps[rows] = steps_seen(panel, y, series[rows], origins[rows], horizon)
+    return steps, level
