@@ -162,6 +162,32 @@ def test_baselines_match_statsforecast_fitted_on_the_observed_rows_only():
     np.testing.assert_allclose(merged["auto_ets_hi"], merged["AutoETS-hi-80"], rtol=1e-9)
 
 
+def test_the_baselines_do_not_depend_on_the_datas_units():
+    """statsforecast's ETS fitted a series of values near 1e-10 otherwise than the same series in other units: its
+    80% coverage went 0.667 -> 0.333 and WQL moved 10% when a panel was given in units 1e12 times smaller."""
+    rng = np.random.default_rng(0)
+    t = np.arange(60)
+    df = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "unique_id": k,
+                    "ds": pd.date_range("2000-01-01", periods=60, freq="MS"),
+                    "y": 100 + np.cumsum(rng.normal(0, 3, 60)) + 10 * np.sin(2 * np.pi * t / 12),
+                }
+            )
+            for k in range(4)
+        ],
+        ignore_index=True,
+    )
+    names = ("seasonal_naive", "auto_ets", "mstl")
+    out = run_baselines(df, 6, "MS", 12, names=names, level=80, quantiles=(0.1, 0.5, 0.9))
+    values = [c for c in out if c not in ("unique_id", "ds")]
+    for units in (1e-12, 1e-30):
+        small = run_baselines(df.assign(y=df["y"] * units), 6, "MS", 12, names=names, level=80, quantiles=(0.1, 0.5, 0.9))
+        np.testing.assert_allclose(small[values].to_numpy() / units, out[values].to_numpy(), rtol=1e-8)
+
+
 def _daily(lengths: dict[str, int], seed: int = 3) -> pd.DataFrame:
     """Daily series with weekly and yearly cycles, all ending on the same day."""
     rng = np.random.default_rng(seed)

@@ -17,6 +17,11 @@ from ..model.outputs import BASELINES, quantile_column
 
 # The longest season statsforecast's ETS fits: AutoETS given a longer one fits no season at all.
 ETS_MAX_SEASON = 24
+# statsforecast's ETS is not free of units: a series of values near 1e-10 gets other forecasts, and narrower
+# intervals, than the same series in units a million times larger (near 1e-7 it is still the same). A series whose
+# largest value is below this is fitted in units a power of ten larger (its largest value between 1 and 10), and its
+# forecasts divided back; every other series is fitted as it is.
+SMALL_UNITS = 1e-4
 
 
 def ets_fits_no_season(season_length: int) -> bool:
@@ -102,6 +107,8 @@ def run_baselines(
     codes, ids = pd.factorize(data["unique_id"], sort=False)
     data = data.assign(unique_id=codes)
     data = observed_history(data)
+    factors = _unit_factors(data, len(ids))
+    data = data.assign(y=data["y"].to_numpy() * factors[data["unique_id"].to_numpy()])
     bounds = {float(q): _interval_bound(float(q)) for q in quantiles if float(q) != 0.5}
     levels = sorted({lv for _, lv in bounds.values()} | ({level} if level else set()))
     common = [makers[n]() for n in names if n != "mstl"]
@@ -109,7 +116,10 @@ def run_baselines(
     if "mstl" in names:
         parts.append(_mstl_forecast(data, freq, season_length, horizon, levels, n_jobs))
     out = parts[0] if len(parts) == 1 else parts[0].merge(parts[1], on=["unique_id", "ds"], how="outer")
-    out["unique_id"] = ids.take(out["unique_id"].to_numpy(dtype=np.int64))
+    codes = out["unique_id"].to_numpy(dtype=np.int64)
+    values = [c for c in out.columns if c not in ("unique_id", "ds")]
+    out[values] = out[values].to_numpy(dtype=np.float64) / factors[codes][:, None]  # back in the data's units
+    out["unique_id"] = ids.take(codes)
     renames = {"unique_id": id_col, "ds": time_col}
     for n in names:
         renames[f"{n}-lo-{level}"] = f"{n}_lo"
@@ -127,6 +137,14 @@ def run_baselines(
             series = shown_ids(pd.unique(out.loc[bad, id_col]))
             raise FloatingPointError(f"Baseline `{n}` produced non-finite forecasts for series {series}.")
     return out
+
+
+def _unit_factors(data: pd.DataFrame, n_series: int) -> np.ndarray:
+    """Per series code, the power of ten its targets are multiplied by before statsforecast fits them: 1, or where its
+    largest absolute value is below ``SMALL_UNITS`` (and above zero), the one that puts it between 1 and 10."""
+    largest = data["y"].abs().groupby(data["unique_id"]).max().reindex(range(n_series), fill_value=0.0).to_numpy()
+    small = (largest > 0) & (largest < SMALL_UNITS)
+    return np.where(small, 10.0 ** -np.floor(np.log10(np.where(small, largest, 1.0))), 1.0)
 
 
 def _forecast(data: pd.DataFrame, models: list, freq: str, horizon: int, levels: list, n_jobs: int) -> pd.DataFrame:
