@@ -590,7 +590,7 @@ def test_the_verdict_line_says_why_points_of_scored_windows_are_not_scored():
     assert "29 of 30 forecast points" in line and "1 forecast point had no actual to score against" in line
     assert "nothing is left out" not in line
     whole = verdict_line({**verdict, "points": 30}, pd.DataFrame(columns=["unique_id", "fold", "reason"]))
-    assert whole.endswith("no window is left out.")
+    assert whole == "Every one of the 5 series-fold windows is scored."  # the first sentence names series and points
 
 
 def test_the_settings_say_a_fit_started_from_the_shipped_prior(tmp_path):
@@ -642,7 +642,7 @@ def test_a_verdict_carried_by_closed_periods_says_so_and_compares_the_open_ones(
     scored = result.forecasts.dropna(subset=["y"])
     closed, open_rows = scored[scored["ds"].dt.dayofweek == 6], scored[scored["ds"].dt.dayofweek != 6]
     ratio = (open_rows["y"] - open_rows["seq2seq"]).abs().mean() / (open_rows["y"] - open_rows["seasonal_naive"]).abs().mean()
-    expected = f"{len(closed):,} of {len(scored):,} scored forecast points fall on periods seq2seq reads as closed (open in [0.0]"
+    expected = f"{len(closed):,} of {len(scored):,} scored forecast points fall on periods seq2seq reads as closed (open = 0: `closed_when`)"
     assert expected in first_lines and expected in settings
     assert f"{abs(1 - ratio) * 100:.1f}% {'lower' if ratio < 1 else 'higher'} than seasonal naive's" in first_lines
     # The interval on the open points alone: the closed ones, forecast at zero at every level, count a share anywhere.

@@ -107,10 +107,15 @@ def closure_note(result) -> str | None:
     words = f"{abs(1 - own / other) * 100:.1f}% {'lower' if own < other else 'higher'}" if other > 0 else "not comparable"
     return (
         f"{int((closed & scored).sum()):,} of {int(scored.sum()):,} scored forecast points fall on periods seq2seq reads "
-        f"as closed ({', '.join(f'{n} in {closures[n]}' for n in columns)}: `closed_when`), forecast at zero there (the "
+        f"as closed ({', '.join(_closing(n, closures[n]) for n in columns)}: `closed_when`), forecast at zero there (the "
         f"baselines cannot read covariates); on the other points its mean absolute error was {words} than "
         f"{label(reference)}'s{_open_coverage(merged, rest)}"
     )
+
+
+def _closing(name: str, values) -> str:
+    """A closure in words: "open = 0", "code = 3 or 4"."""
+    return f"{name} = {' or '.join(f'{float(v):g}' for v in values)}"
 
 
 def _open_coverage(merged, rest: np.ndarray) -> str:

@@ -132,8 +132,10 @@ def verdict_sentence(summary: pd.DataFrame, verdict: dict | None, settings: dict
         for b in ("auto_ets", "seasonal_naive", "mstl")  # every baseline asked for: MSTL was left out, and with it a loss
         if f"rel_mase_vs_{b}" in summary and np.isfinite(summary.loc[MODEL, f"rel_mase_vs_{b}"])
     ]
-    if verdict:
-        covered = (  # what the means are over, not where it won: "on 4 of 4 series" read as better on each
+    if verdict and _everything(verdict):  # what the means are over, not where it won ("on 4 of 4 series" read as on each)
+        covered = f"averaged over all {verdict['series']:,} series and {verdict['points']:,} forecast points"
+    elif verdict:
+        covered = (
             f"averaged over {verdict['series']:,} of {verdict['series_total']:,} series and {verdict['points']:,} of "
             f"{verdict['points_total']:,} forecast points"
         )
@@ -224,6 +226,11 @@ def by_step_table(by_step: pd.DataFrame) -> list[str]:
     ]
 
 
+def _everything(verdict: dict) -> bool:
+    """Whether the verdict covers every series and every forecast point."""
+    return verdict["series"] == verdict["series_total"] and verdict["points"] == verdict["points_total"]
+
+
 def verdict_line(verdict: dict | None, skipped: pd.DataFrame) -> str:
     """What the verdict rests on, in one sentence: series, forecast points and windows scored, and what was left out."""
     windows = "1 series-fold window" if len(skipped) == 1 else f"{len(skipped):,} series-fold windows"
@@ -232,6 +239,8 @@ def verdict_line(verdict: dict | None, skipped: pd.DataFrame) -> str:
         return f"The verdict leaves out {left_out}." if len(skipped) else "Every series-fold window is scored."
     horizon = verdict["points_total"] // max(verdict["windows_total"], 1)
     unobserved = max(verdict["points_total"] - verdict["points"] - len(skipped) * horizon, 0)  # in scored windows
+    if _everything(verdict) and not len(skipped):  # the first sentence says it already: series and points
+        return f"Every one of the {verdict['windows_total']:,} series-fold windows is scored."
     rest = left_out if len(skipped) else "no window is left out"
     if unobserved:
         rest += f"; {unobserved:,} forecast point{'s' if unobserved > 1 else ''} had no actual to score against"
