@@ -642,7 +642,8 @@ def test_a_verdict_carried_by_closed_periods_says_so_and_compares_the_open_ones(
     scored = result.forecasts.dropna(subset=["y"])
     closed, open_rows = scored[scored["ds"].dt.dayofweek == 6], scored[scored["ds"].dt.dayofweek != 6]
     ratio = (open_rows["y"] - open_rows["seq2seq"]).abs().mean() / (open_rows["y"] - open_rows["seasonal_naive"]).abs().mean()
-    expected = f"{len(closed):,} of {len(scored):,} scored forecast points fall on periods seq2seq reads as closed (open = 0: `closed_when`)"
+    expected = f"{len(closed):,} of {len(scored):,} scored forecast points fall on periods seq2seq reads as closed "
+    expected += "(open = 0: `closed_when`)"
     assert expected in first_lines and expected in settings
     assert f"{abs(1 - ratio) * 100:.1f}% {'lower' if ratio < 1 else 'higher'} than seasonal naive's" in first_lines
     # The interval on the open points alone: the closed ones, forecast at zero at every level, count a share anywhere.
@@ -685,3 +686,32 @@ def test_a_window_forecast_exactly_is_never_shown_as_the_best():
     folds = pick_folds(metrics, {"best": "closed_then_open"})
     assert folds["best"] == (days[1], 0.9)  # its scored day, not the closed one
     assert representative_series(metrics[metrics["unique_id"] == "shut"]) == {"best": "shut", "median": "shut", "worst": "shut"}
+
+
+def test_errors_and_coverage_are_split_by_each_value_of_a_future_known_flag(tmp_path):
+    """A pooled coverage of 80% hid an interval that held half the actuals on promotion days; nothing in the report
+    split the points by the covariates a planner plans around."""
+    rng = np.random.default_rng(1)
+    days = pd.date_range("2023-01-01", periods=120, freq="D")
+    frames = []
+    for i in range(4):
+        promo = (rng.random(120) < 0.2).astype(float)
+        temperature = rng.normal(15, 5, 120)  # a measurement: not split
+        frames.append(pd.DataFrame({"unique_id": f"s{i}", "ds": days, "promo": promo, "temp": temperature}))
+    df = pd.concat(frames, ignore_index=True)
+    df["y"] = rng.poisson(20 + 25 * df["promo"]).astype(float)
+    model = fast_model(horizon=7, input_size=14, future_covariates=["promo", "temp"])
+    result = forecaster.backtest(model, df, n_windows=2, step_size=7, baselines=("seasonal_naive",))
+    result.to_report(tmp_path / "r")
+    table = pd.read_csv(tmp_path / "r" / "by_covariate.csv")
+    assert table[["covariate", "value"]].values.tolist() == [["promo", 0.0], ["promo", 1.0]]  # temp has 100s of values
+    scored = result.forecasts.dropna(subset=["y"]).merge(df[["unique_id", "ds", "promo"]], on=["unique_id", "ds"])
+    on = scored[scored["promo"] == 1]
+    row = table[table["value"] == 1].iloc[0]
+    assert row["points"] == len(on)
+    assert row["mae_seq2seq"] == pytest.approx((on["y"] - on["seq2seq"]).abs().mean())
+    assert row["mae_seasonal_naive"] == pytest.approx((on["y"] - on["seasonal_naive"]).abs().mean())
+    inside = ((on["y"] >= on["seq2seq_q10"]) & (on["y"] <= on["seq2seq_q90"])).mean()  # counts: no tie at these levels
+    assert row["coverage_seq2seq"] == pytest.approx(inside)
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "#### By future-known covariate value" in text

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..plots import account_caption, attention_diagnostics, literal, plot_attention, plot_attention_profile, plot_forecast
 from .analysis import MODEL, attention_scale, distinct_picks, mase_by_step, pick_folds, reference_model, representative_series
+from .by_covariate import covariate_breakdown
 from .report_html import render_html
 from .report_plots import plot_calibration, plot_mase_by_step, plot_overview, plot_per_series, plot_relative, save
 from .report_sections import tables
@@ -63,6 +64,7 @@ REPORT_FILES = (
     "calibration.png",
     "calibration.csv",
     "calibration_by_fold.csv",
+    "by_covariate.csv",
     "attention_profile.png",
     *(f"{kind}_{label}.png" for kind in ("forecast", "attention") for label in ("best", "median", "worst")),
 )
@@ -143,6 +145,10 @@ def _write_files(result, folder: Path, title: str | None) -> list[str]:
         if "cutoff" in result.quantile_metrics:
             spreadsheet_safe(result.calibration(by="fold")).to_csv(folder / "calibration_by_fold.csv")
             tables["calibration_by_fold.csv"] = result.calibration(by="fold")
+    by_covariate = covariate_breakdown(result)
+    if len(by_covariate):
+        spreadsheet_safe(by_covariate).to_csv(folder / "by_covariate.csv", index=False)
+        tables["by_covariate.csv"] = by_covariate
     figures, notes, picks, folds = _figures(result, folder, rates, names[2])
     attention_md = _attention_section(result, picks, folder, figures, names) if result.attention is not None else ""
     text = _markdown(result, summary, attention_md, figures, notes, picks, title)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .analysis import better_and_worse, calibration_by_fold, leaderboard, mase_by_step, paired, per_fold
+from .by_covariate import covariate_breakdown
 from .report_tables import COVERAGE_TOLERANCE, label, markdown_table, readable_summary
 from .report_text import by_step_table
 
@@ -88,6 +89,7 @@ def distribution(result, summary: pd.DataFrame, rates: pd.DataFrame) -> list[str
         markdown_table(shown),
         "",
         *by_fold,
+        *covariate_lines(result),
     ]
 
 
@@ -104,6 +106,23 @@ def calibration_by_fold_lines(result) -> list[str]:
         "it (`off_points`). Every series shares a fold's periods, so a shock common to them (demand falling "
         "everywhere after the origin) moves all of that fold's hit rates together, and data up to the origin "
         "does not show it. The spread between folds shows how far one origin's hit rates can stray.",
+        "",
+        markdown_table(table),
+        "",
+    ]
+
+
+def covariate_lines(result) -> list[str]:
+    """Errors and coverage by each value of each future-known flag or code (``by_covariate``); none without one."""
+    table = covariate_breakdown(result)
+    if not len(table):
+        return []
+    return [
+        "#### By future-known covariate value",
+        "",
+        "The scored points split by each value of each future-known flag or code: how many, each model's mean absolute "
+        "error, and the share of actuals inside its outermost interval, pooled over the points (an overall coverage "
+        "of 80% can hold an interval too narrow on promotion days or holidays). by_covariate.csv holds the same table.",
         "",
         markdown_table(table),
         "",

@@ -27,6 +27,7 @@ FOLDED = (
     "Attention",
     "Model settings",
     "Settings and method",
+    "Glossary",
 )
 
 # The notes above the report's figures: why each shows what it shows.
@@ -86,6 +87,17 @@ GLOSSARY = (
         "fit time, predict time",
         "fit_seconds, predict_seconds",
         "seconds spent fitting and forecasting, summed over folds (for the baselines, fit includes their forecast)",
+    ),
+    ("covariate, value, points", None, "a future-known covariate, one of its values, and the scored forecast points on it"),
+    (
+        "mae_seq2seq, mae_auto_ets, mae_seasonal_naive, mae_mstl",
+        None,
+        "that model's mean absolute error over those points, in the data's units",
+    ),
+    (
+        "coverage_seq2seq, coverage_auto_ets, coverage_seasonal_naive, coverage_mstl",
+        None,
+        "the share of those points' actuals inside that model's outermost interval, counted as coverage counts it",
     ),
     ("fold", None, "the forecast origin's number, 1 the earliest"),
     ("cutoff", "cutoff", "the last period of training data in a fold: forecasts start the period after"),
