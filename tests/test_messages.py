@@ -182,3 +182,38 @@ def test_integer_ids_are_named_as_the_data_writes_them(monthly):
     future = pd.DataFrame({"unique_id": [6, 7, 8, 9], "ds": last + pd.DateOffset(months=1), "promo": 0.0})
     lacks = _message(lambda: model.predict(future_df=future))
     assert "of series 6 at" in lacks and "np." not in lacks
+
+
+def _local_hours(start: str, end: str, series: str = "ab") -> pd.DataFrame:
+    """Hourly rows in Berlin's clock time, written without a zone (as many exports are)."""
+    local = pd.date_range(start, end, freq="h", tz="Europe/Berlin").tz_localize(None)
+    return pd.concat(
+        [pd.DataFrame({"unique_id": s, "ds": local, "y": np.arange(len(local), dtype=float)}) for s in series],
+        ignore_index=True,
+    )
+
+
+def test_clock_times_across_a_daylight_saving_change_are_named_as_such():
+    """Naive local hours across a change read as a gap (spring) or as duplicate rows (autumn), and the messages said
+    only that."""
+    spring = _local_hours("2024-03-25", "2024-04-05")
+    inferred = _message(lambda: fast_model(horizon=24).fit(spring))
+    assert "early morning of 2024-03-31: local clock times without a zone skip an hour" in inferred
+    gap = _message(lambda: fast_model(horizon=24, freq="h").fit(spring))
+    assert "the first missing timestamp is 2024-03-31 02:00:00" in gap and "skip an hour" in gap
+    assert "df['ds'] = df['ds'].dt.tz_localize('Europe/Berlin')" in gap
+    autumn = _local_hours("2024-10-20", "2024-11-01")
+    repeated = _message(lambda: fast_model(horizon=24).fit(autumn))
+    assert "one early-morning hour of 2024-10-27: local clock times without a zone repeat that hour" in repeated
+    # The fix the message gives works.
+    end = "ambiguous='infer'))"
+    hint = repeated[repeated.index("df['ds'] = ") : repeated.index(end) + len(end)]
+    exec(hint, {"df": autumn})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast_model(horizon=24, max_steps=2).fit(autumn)
+    # Other duplicates and gaps say nothing of clocks.
+    twice = pd.concat([spring.iloc[:5], spring], ignore_index=True)
+    assert "clock" not in _message(lambda: fast_model(horizon=24, freq="h").fit(twice.sort_values(["unique_id", "ds"])))
+    midday = spring[spring["ds"] != pd.Timestamp("2024-03-27 12:00")]
+    assert "clock" not in _message(lambda: fast_model(horizon=24, freq="h").fit(midday))

@@ -7,6 +7,7 @@ import pandas as pd
 from pandas.tseries.frequencies import to_offset
 from pandas.tseries.offsets import Tick
 
+from .clock_changes import missing_periods, skipped_hour_hint
 from .frames import shown_id
 
 # Offset families by base name (the offset's name before any "-" anchor, e.g. "QS" of "QS-OCT").
@@ -203,6 +204,8 @@ def _not_inferred(grouped, column: str) -> str:
         f"series {shown_id(series_id)}: {shown}, ...). Pass `freq`, e.g. freq='D' or 'MS' (with `fill_gaps=True` where "
         "periods are missing)."
     )
+    if stamps.tz is None and len(stamps) > 2 and (stamps[1:] - stamps[:-1]).min() < pd.Timedelta(days=1):
+        message += skipped_hour_hint(missing_periods(stamps), column)  # sub-daily clock times across a change
     months = stamps.to_period("M").asi8
     if (stamps.day == stamps.day[0]).all() and stamps.day[0] > 1 and (np.diff(months) >= 1).all():
         message += (

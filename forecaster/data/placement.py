@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.frequencies import to_offset
 
-from .dates import shown_time
+from .clock_changes import skipped_hour_hint
+from .dates import message_zone, shown_time
 from .frames import shown_id
 from .frequency import _MONTHLY, _QUARTERLY, _SEMI_MONTHLY, _YEARLY, build_grid
 from .validation import Columns, when
@@ -187,7 +188,11 @@ def _gap_message(uniques, codes, pos, start, gapped, grid, columns: Columns) -> 
         else int(seen[-1] + 1)
     )
     names = reprlib.repr(list(uniques[gapped]))
+    absent = np.setdiff1d(np.arange(start[first], seen[-1] + 1), seen)
+    hint = (
+        "" if message_zone() else skipped_hour_hint(pd.DatetimeIndex(grid[absent]), columns.time)
+    )  # naive: the user's clock times
     return (
         f"Series {names} have gaps in `{columns.time}`; the first missing timestamp is {when(shown_time(grid[missing], None))} "
-        f"in series {shown_id(uniques[first])}. Fill them (NaN targets are allowed) or pass fill_gaps=True."
+        f"in series {shown_id(uniques[first])}. Fill them (NaN targets are allowed) or pass fill_gaps=True.{hint}"
     )

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..callers import user_stacklevel
 from .arrow import plain_columns
+from .clock_changes import repeated_hour_hint
 from .dates import (
     AmbiguousDatesError,
     UnreadableDatesError,
@@ -183,12 +184,15 @@ def check_id_types(ids: pd.Series | pd.Index, other: pd.Series | pd.Index, colum
         )
 
 
-def _check_duplicates(df: pd.DataFrame, columns: Columns, argument: str) -> None:
+def _check_duplicates(df: pd.DataFrame, columns: Columns, argument: str, naive: bool = False) -> None:
+    """Refuse repeated (id, time) pairs; ``naive``: the times were given without a zone, so an hour repeated where
+    clocks go back is told apart (``clock_changes``)."""
     duplicated = df.duplicated([columns.id, columns.time], keep=False).to_numpy()
     if duplicated.any():
+        hint = repeated_hour_hint(df.loc[duplicated, columns.time], columns.time, columns.id) if naive else ""
         raise ValueError(
             f"`{argument}` has duplicate ({columns.id}, {columns.time}) rows, first at "
-            f"{_first_row(df, duplicated, columns)} ({int(duplicated.sum())} rows involved)."
+            f"{_first_row(df, duplicated, columns)} ({int(duplicated.sum())} rows involved).{hint}"
         )
 
 
@@ -212,7 +216,7 @@ def clean_history(
     frame[columns.target] = _numeric_column(frame, columns.target, columns, allow_bool=False)
     for name in roles.future + roles.past:
         frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
-    _check_duplicates(frame, columns, argument)
+    _check_duplicates(frame, columns, argument, naive=tz is None)
     frame = in_series_order(frame, columns.id, columns.time)
     observed = frame[columns.target].notna().groupby(frame[columns.id], sort=False, observed=True).any()
     if not observed.all():
