@@ -118,3 +118,28 @@ def test_a_warm_start_adds_the_values_its_new_history_holds():
     model.set_params(warm_start=True, max_steps=2).fit(later)
     assert model.state_.features.numeric["holiday"].codes == (0.0, 1.0)
     assert _messages(model, _future(later, holiday=1.0)) == []
+
+
+def test_a_measurement_of_few_readings_is_checked_by_its_range_only():
+    """Temperatures in whole degrees (29 readings) were kept as codes: 15.5, inside the range, was called a value the
+    fit never saw, and a -0.0 among them read "-0"."""
+    df = _shops().assign(temp=lambda d: d["temp"].round(0))
+    model = fast_model(horizon=HORIZON, future_covariates=["open", "temp", "holiday"]).fit(df)
+    assert _messages(model, _future(df, temp=15.5)) == []
+    (message,) = _messages(model, _future(df, temp=df["temp"].max() + 3))
+    assert "the fit saw values from" in message and "-0 " not in message
+
+
+def test_a_backtest_says_nothing_in_either_mode():
+    """Refitted folds warned once per covariate per fold (their horizons hold the data's own values), and a one-pass
+    backtest did not: the docs say a backtest does not warn."""
+    from forecaster import backtest
+
+    df = _shops(100)
+    df["holiday"] = np.where(df["ds"] == df["ds"].max() - pd.Timedelta(days=2), 1.0, 0.0)  # first after every cutoff
+    for refit in (True, False):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = fast_model(horizon=HORIZON, future_covariates=["open", "holiday"])
+            backtest(model, df, n_windows=2, refit=refit, baselines=(), progress=False)
+        assert not [w for w in caught if "never saw" in str(w.message)], refit

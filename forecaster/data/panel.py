@@ -194,7 +194,9 @@ def _warn_short(uniques, length: np.ndarray, input_size: int) -> None:
         )
 
 
-def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end, last_col, horizon) -> None:
+def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end, last_col, horizon, check_values=True) -> None:
+    """Place the horizon's future-known covariates; ``check_values``: warn where they take values the fit never saw
+    (``seen_values``)."""
     future = future.loc[future[columns.time] <= grid[-1]]
     index = pd.Index(uniques)
     codes = index.get_indexer(future[columns.id])
@@ -228,7 +230,8 @@ def _place_future(fut, future, columns, roles, spec, grid, offset, uniques, end,
             f"`future_df` lacks the future covariates of series {shown_id(uniques[series])} at {when(stamp)} "
             f"(step {missing_step + 1} of {horizon}); it must cover every horizon step.{ended}"
         )
-    warn_unseen_values(future.loc[keep], roles.future, spec, columns.id, columns.time, when)
+    if check_values:
+        warn_unseen_values(future.loc[keep], roles.future, spec, columns.id, columns.time, when)
     values = scale_columns(future.loc[keep], roles.future, spec)
     fut[codes[keep], last_col + step[keep]] = values
 
@@ -245,7 +248,10 @@ def with_future(
         return panel
     fut = panel.future.copy()
     fut[:, panel.last_col + 1 :] = 0.0
-    _place_future(fut, future, columns, roles, spec, panel.grid, offset, panel.ids, panel.end, panel.last_col, panel.horizon)
+    # A backtest's folds: the horizon holds the data's own values, so nothing is checked (docs/model.md).
+    _place_future(
+        fut, future, columns, roles, spec, panel.grid, offset, panel.ids, panel.end, panel.last_col, panel.horizon, False
+    )
     return replace(panel, future=fut)
 
 

@@ -3,8 +3,9 @@
 A network extrapolates from inputs it was never trained on without a word: a shop's ``open`` flag given as 2, a
 holiday flag that was 0 over the whole history and is 1 in the horizon, a temperature past any the fit saw. The
 forecast for such a step is the network's guess. A fit records, per numeric covariate, the range of the values it saw
-and, for a flag or code (at most ``MAX_CODES`` distinct values), the values themselves (``features.ColumnScaling``);
-a forecast that reads a future-known covariate outside them says where, and what the fit saw.
+and, for a flag or code (at most ``MAX_CODES`` distinct values), the values themselves (``features.ColumnScaling``).
+A forecast that reads a future-known covariate outside the range, or, for a column of at most ``CHECKED_CODES``
+values, at a value between them, says where, and what the fit saw.
 """
 
 from __future__ import annotations
@@ -22,9 +23,16 @@ from .frames import shown_id
 # values of a flag or code it saw, and only the range of a measurement's (``model.closures`` learns closures only from
 # flags and codes).
 MAX_CODES = 32
+# Most distinct values of a column whose values, not only its range, are checked: a flag or a code (the covariate
+# screen reads 3 to 8 values as codes). A measurement with few distinct readings (whole degrees) is checked by its range.
+CHECKED_CODES = 8
 # Relative tolerance of the comparison with the values seen: a float32 0.1 given for the horizon is the 0.1 the
 # float64 history held.
 TOLERANCE = 1e-6
+
+
+class UnseenValueWarning(UserWarning):
+    """A forecast reads a future-known covariate at a value the fit never saw: the network extrapolates there."""
 
 
 def seen_values(finite: np.ndarray) -> dict[str, Any]:
@@ -44,8 +52,8 @@ def joined_codes(a, b) -> tuple[float, ...] | None:
 
 
 def unseen(values: np.ndarray, scaling) -> np.ndarray:
-    """Which ``values`` (finite floats) the fit never saw: none of its codes, or outside its range (a measurement)."""
-    if scaling.codes is not None:
+    """Which ``values`` (finite floats) the fit never saw: none of its codes (a flag or code), or outside its range."""
+    if scaling.codes is not None and len(scaling.codes) <= CHECKED_CODES:
         codes = np.asarray(scaling.codes, dtype=np.float64)
         near = np.abs(values[:, None] - codes[None, :]) <= TOLERANCE * np.abs(codes)[None, :]
         return ~near.any(axis=1)
@@ -66,11 +74,11 @@ def warn_unseen_values(rows: pd.DataFrame, names, spec, id_col: str, time_col: s
         if not outside.any():
             continue
         first = int(np.flatnonzero(outside)[0])
-        if scaling.codes is not None:
-            saw = f"only {', '.join(f'{c:g}' for c in scaling.codes)}"
-            odd = ", ".join(f"{v:g}" for v in pd.unique(values[outside])[:5])
+        if scaling.codes is not None and len(scaling.codes) <= CHECKED_CODES:
+            saw = f"only {', '.join(f'{c + 0.0:g}' for c in scaling.codes)}"  # + 0.0: -0.0 reads 0
+            odd = ", ".join(f"{v + 0.0:g}" for v in pd.unique(values[outside])[:5])
         else:
-            saw = f"values from {scaling.low:g} to {scaling.high:g}"
+            saw = f"values from {scaling.low + 0.0:g} to {scaling.high + 0.0:g}"
             low, high = values[outside].min(), values[outside].max()
             odd = f"{low:g}" if low == high else f"{low:g} to {high:g}"
         warnings.warn(
@@ -78,6 +86,6 @@ def warn_unseen_values(rows: pd.DataFrame, names, spec, id_col: str, time_col: s
             f"{len(values)} horizon rows ({odd}; first for series {shown_id(rows[id_col].iloc[first])} at "
             f"{when(rows[time_col].iloc[first])}); the fit saw {saw}. The network extrapolates there: check those "
             "values, or refit on a history that holds them.",
-            UserWarning,
+            UnseenValueWarning,
             stacklevel=user_stacklevel(),
         )

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 
 import pandas as pd
 
 from ..data.dates import messages_in_zone
 from ..data.frequency import infer_offset, normalise_freq
 from ..data.panel import check_calendar_span, check_on_grid
+from ..data.seen_values import UnseenValueWarning
 from ..data.validation import clean_history, columns_and_roles, merge_covariates
 from ..engines import active_client, engine, is_dask_frame
 from ..estimator import Seq2SeqForecaster
@@ -196,7 +198,9 @@ def occlusion_at_last_fold(fitted, train: pd.DataFrame, future, report) -> dict:
     n_points = min(OCCLUSION_POINTS, fitted.input_size_ // 2)  # the most and the least attended points never overlap
     if n_points < 1:  # a window of one period: nothing to compare
         return {"ratio": float("nan"), "most": float("nan"), "least": float("nan"), "n_series": 0}
-    results = occlusions(fitted, train, future, n_points, max_series=OCCLUSION_SAMPLE, rank_by=rankings)
+    with warnings.catch_warnings():  # the fold's horizon holds the data's own values: a backtest does not warn of them
+        warnings.simplefilter("ignore", UnseenValueWarning)
+        results = occlusions(fitted, train, future, n_points, max_series=OCCLUSION_SAMPLE, rank_by=rankings)
     maps = results["weight"]
     check = {"ratio": maps.ratio, "most": maps.most_attended, "least": maps.least_attended, "n_series": maps.n_series}
     if "contribution" in results:

@@ -144,7 +144,8 @@ def _unit_factors(data: pd.DataFrame, n_series: int) -> np.ndarray:
     largest absolute value is below ``SMALL_UNITS`` (and above zero), the one that puts it between 1 and 10."""
     largest = data["y"].abs().groupby(data["unique_id"]).max().reindex(range(n_series), fill_value=0.0).to_numpy()
     small = (largest > 0) & (largest < SMALL_UNITS)
-    return np.where(small, 10.0 ** -np.floor(np.log10(np.where(small, largest, 1.0))), 1.0)
+    power = np.minimum(-np.floor(np.log10(np.where(small, largest, 1.0))), 300.0)  # 10 ** 324 would overflow
+    return np.where(small, 10.0**power, 1.0)
 
 
 def _forecast(data: pd.DataFrame, models: list, freq: str, horizon: int, levels: list, n_jobs: int) -> pd.DataFrame:

@@ -36,18 +36,24 @@ def steps_seen(panel: Panel, y: np.ndarray, series: np.ndarray, origins: np.ndar
     """(B, H) bool: whether each horizon step's future-known covariates (all of them, together) take values that its
     series' observed history up to the origin held on some period. All True without future-known covariates.
 
-    Each period's covariates are coded once (``_period_codes``), so the test is one membership of (window, code)
-    pairs, without a loop over windows or steps.
+    Each distinct series' periods are coded once (``_period_codes``), and each (series, code) pair's first observed
+    period found once; a step is seen where its pair was first observed by its window's origin. Memory follows the
+    distinct series' rows, not the windows (a one-pass backtest sends each series once per fold), and nothing loops
+    over windows or steps.
     """
-    width = panel.future.shape[2]
-    if width == 0 or len(series) == 0:
+    if panel.future.shape[2] == 0 or len(series) == 0:
         return np.ones((len(series), horizon), dtype=bool)
-    codes = _period_codes(panel.future[series])  # (B, W)
-    keys = np.arange(len(series))[:, None] * (int(codes.max()) + 1) + codes
-    columns = np.arange(codes.shape[1])
-    observed = np.isfinite(y[series]) & (columns[None, :] <= origins[:, None])
+    distinct, at = np.unique(series, return_inverse=True)
+    _, codes = np.unique(_period_codes(panel.future[distinct]), return_inverse=True)  # compact: 0 .. K-1
+    codes = codes.reshape(len(distinct), -1).astype(np.int64)
+    width = int(codes.max()) + 1
+    rows, columns = np.nonzero(np.isfinite(y[distinct]))  # row-major: each row's columns ascending
+    keys, first = np.unique(rows * width + codes[rows, columns], return_index=True)
+    first_column = columns[first]  # each (series, code) pair's earliest observed period
     ahead = origins[:, None] + np.arange(1, horizon + 1)[None, :]
-    return np.isin(np.take_along_axis(keys, ahead, axis=1), keys[observed])
+    wanted = at[:, None] * width + codes[at[:, None], ahead]
+    where = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return (keys[where] == wanted) & (first_column[where] <= origins[:, None])
 
 
 def _period_codes(rows: np.ndarray) -> np.ndarray:
