@@ -230,7 +230,7 @@ class Seq2SeqForecaster(FittedAttributes, BaseEstimator):
         """Check the parameters, plan the fit of ``frame``, run the plan and warn with its notes (at the user's line);
         ``previous``: ``(state, network)`` of the fit a warm start may continue from."""
         check_params(params := self.get_params())
-        facts = panel_facts(params, frame, n_windows, offset)
+        facts = panel_facts(params, frame, n_windows, offset, tz)
         plan = plan_fit(params, facts, None if previous is None else (previous[0], previous[1].config))
         fit = run_plan(plan, facts, frame, tz, params, previous, train_members, features)
         for note in fit.plan.notes:

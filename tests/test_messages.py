@@ -217,3 +217,16 @@ def test_clock_times_across_a_daylight_saving_change_are_named_as_such():
     assert "clock" not in _message(lambda: fast_model(horizon=24, freq="h").fit(twice.sort_values(["unique_id", "ds"])))
     midday = spring[spring["ds"] != pd.Timestamp("2024-03-27 12:00")]
     assert "clock" not in _message(lambda: fast_model(horizon=24, freq="h").fit(midday))
+
+
+def test_a_frequency_not_inferred_on_zoned_hours_shows_the_datas_own_times():
+    """Zoned sub-daily data is read in UTC: the message listed 14:00 for a series whose first row is 09:00-05:00."""
+    from forecaster import backtest
+
+    # 20:00 in Chicago is 02:00 UTC: a missing early-morning hour of March, as the fit reads it, but no clock change.
+    hours = pd.date_range("2024-03-04 19:00", periods=60, freq="h", tz="America/Chicago").delete([1])
+    df = pd.DataFrame({"unique_id": "a", "ds": hours, "y": np.arange(len(hours), dtype=float)})
+    for call in (lambda: fast_model(horizon=6).fit(df), lambda: backtest(fast_model(horizon=6), df, progress=False)):
+        message = _message(call)
+        assert "series 'a': 2024-03-04 19:00:00-06:00, 2024-03-04 21:00:00-06:00" in message
+        assert "clock" not in message  # zoned times: no hour skipped by a clock change

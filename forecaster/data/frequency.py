@@ -8,6 +8,7 @@ from pandas.tseries.frequencies import to_offset
 from pandas.tseries.offsets import Tick
 
 from .clock_changes import missing_periods, skipped_hour_hint
+from .dates import message_zone, shown_time
 from .frames import shown_id
 
 # Offset families by base name (the offset's name before any "-" anchor, e.g. "QS" of "QS-OCT").
@@ -198,14 +199,15 @@ def _not_inferred(grouped, column: str) -> str:
         )
     series_id, ds = next(iter(grouped))
     stamps = pd.DatetimeIndex(ds.to_numpy()).sort_values()
-    shown = ", ".join(str(t.date()) if t == t.normalize() else str(t) for t in stamps[:3])
+    # In the data's own zone where a fit or backtest set it (``dates.messages_in_zone``): zoned sub-daily times are UTC here.
+    shown = ", ".join(str(t.date()) if t == t.normalize() else str(shown_time(t, None)) for t in stamps[:3])
     message = (
         f"Could not infer the frequency of `{column}`: no series is spaced as pandas can name (gaps or irregular dates; "
         f"series {shown_id(series_id)}: {shown}, ...). Pass `freq`, e.g. freq='D' or 'MS' (with `fill_gaps=True` where "
         "periods are missing)."
     )
-    if stamps.tz is None and len(stamps) > 2 and (stamps[1:] - stamps[:-1]).min() < pd.Timedelta(days=1):
-        message += skipped_hour_hint(missing_periods(stamps), column)  # sub-daily clock times across a change
+    if message_zone() is None and len(stamps) > 2 and (stamps[1:] - stamps[:-1]).min() < pd.Timedelta(days=1):
+        message += skipped_hour_hint(missing_periods(stamps), column)  # naive sub-daily clock times across a change
     months = stamps.to_period("M").asi8
     if (stamps.day == stamps.day[0]).all() and stamps.day[0] > 1 and (np.diff(months) >= 1).all():
         message += (

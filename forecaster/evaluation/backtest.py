@@ -148,7 +148,8 @@ def _validated(model, df: pd.DataFrame, future_covariates_df: pd.DataFrame | Non
     else:
         merged, tz = merge_covariates(df, future_covariates_df, columns, roles)
         frame, _ = clean_history(merged, columns, roles)
-    offset = normalise_freq(model.freq) if model.freq else infer_offset(frame[columns.time], frame[columns.id])
+    with messages_in_zone(tz):  # the frame's times are naive (sub-daily zoned data in UTC): named in the data's zone
+        offset = normalise_freq(model.freq) if model.freq else infer_offset(frame[columns.time], frame[columns.id])
     check_calendar_span(frame[columns.time], offset, len(frame))
     check_on_grid(frame[columns.time], frame[columns.id], offset)
     return frame, tz, offset

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..data.dates import messages_in_zone
 from ..data.frequency import infer_offset, normalise_freq
 from ..data.roles import CovariateRoles
 from ..data.validation import Columns
@@ -152,14 +153,20 @@ class FitPlan:
 
 
 def panel_facts(
-    params: Mapping[str, Any], frame: pd.DataFrame, n_windows: int | None = None, offset: pd.DateOffset | None = None
+    params: Mapping[str, Any],
+    frame: pd.DataFrame,
+    n_windows: int | None = None,
+    offset: pd.DateOffset | None = None,
+    tz: str | None = None,
 ) -> PanelFacts:
     """What the plan of a fit with ``params`` on ``frame`` needs to know of it (``n_windows``, ``offset``: of the whole
-    panel when ``frame`` is a sample of it; by default they come from ``frame``)."""
+    panel when ``frame`` is a sample of it; by default they come from ``frame``; ``tz``: the zone token of ``frame``'s
+    naive times, so that a frequency that cannot be inferred is shown in the data's zone)."""
     columns = Columns.from_params(params)
     if offset is None:
         freq = params["freq"]
-        offset = normalise_freq(freq) if freq is not None else infer_offset(frame[columns.time], frame[columns.id])
+        with messages_in_zone(tz):
+            offset = normalise_freq(freq) if freq is not None else infer_offset(frame[columns.time], frame[columns.id])
     rows = n_windows if n_windows is not None else frame_windows(frame, columns, params["horizon"])
     return PanelFacts(offset, CovariateRoles.from_params(params), rows, n_windows)
 
