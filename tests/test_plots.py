@@ -625,3 +625,23 @@ def test_the_map_of_a_model_says_each_warning_about_its_inputs_once():
         warnings.simplefilter("always")
         plot_attention(model, df=ended, unique_id="S000")
     assert len([w for w in caught if "rows after the last observed" in str(w.message)]) == 1
+
+
+def test_the_history_line_breaks_where_rows_are_absent_and_not_over_weekends_of_business_days():
+    """Hours absent from the rows (a shop's data with fill_gaps=True) were joined by a straight line across the gap,
+    where missing targets broke it."""
+    from forecaster.plots import plot_forecast
+
+    hours = pd.date_range("2024-01-01", periods=48, freq="h")
+    kept = hours.delete(range(20, 26))  # six hours without rows
+    df = pd.DataFrame({"unique_id": "a", "ds": kept, "y": np.arange(len(kept), dtype=float)})
+    future = pd.date_range(hours[-1] + pd.Timedelta(hours=1), periods=6, freq="h")
+    forecasts = pd.DataFrame({"unique_id": "a", "ds": future, "y_hat": 1.0})
+    line = plot_forecast(forecasts, df, history=48).axes[0].lines[0]
+    drawn = pd.Series(line.get_ydata(), index=pd.DatetimeIndex(line.get_xdata()))
+    assert drawn[hours[20:26]].isna().all() and drawn.drop(hours[20:26]).notna().all()
+    days = pd.bdate_range("2024-01-01", periods=30)  # weekdays only: weekends are not gaps
+    business = pd.DataFrame({"unique_id": "b", "ds": days, "y": np.arange(30.0)})
+    ahead = pd.DataFrame({"unique_id": "b", "ds": pd.bdate_range(days[-1] + pd.offsets.BDay(), periods=5), "y_hat": 1.0})
+    weekdays = plot_forecast(ahead, business, history=30).axes[0].lines[0]
+    assert np.isfinite(np.asarray(weekdays.get_ydata(), dtype=float)).all()

@@ -37,8 +37,33 @@ def isolated(values: pd.Series) -> np.ndarray:
     return present & ~before & ~after
 
 
+def on_grid(frame: pd.DataFrame, times: pd.Series, time_col: str, target_col: str) -> pd.DataFrame:
+    """``frame`` (time and target, in time order) with a missing target on every period absent from it, on the grid
+    of ``times`` (the forecast's consecutive periods, whose spacing pandas names): a line drawn through it breaks at
+    absent rows as at missing targets. As it is where the grid cannot be read (fewer than three forecast periods,
+    times that are not dates, rows off the grid)."""
+    if len(times) < 3 or len(frame) < 2 or not pd.api.types.is_datetime64_any_dtype(times):
+        return frame
+    freq = pd.infer_freq(pd.DatetimeIndex(times.sort_values()))
+    stamps = pd.DatetimeIndex(frame[time_col])
+    if freq is None or stamps.has_duplicates:
+        return frame
+    if freq == "D" and not stamps.dayofweek.isin([5, 6]).any():  # a short horizon of business days reads as daily
+        freq = "B"
+    grid = pd.date_range(stamps[0], stamps[-1], freq=freq)
+    if len(grid) == len(stamps) or not stamps.isin(grid).all():
+        return frame
+    values = frame[target_col].to_numpy(dtype=float)
+    filled = pd.Series(np.nan, index=grid)
+    filled[stamps] = values
+    return pd.DataFrame({time_col: grid, target_col: filled.to_numpy()})
+
+
 def draw_forecast(ax, history, forecast, actual, point, lo, hi, time_col, target_col, baselines=()) -> None:
-    """History (solid), actuals (dashed), forecast with its band and baselines (thin dashed); any part may be None."""
+    """History (solid), actuals (dashed), forecast with its band and baselines (thin dashed); any part may be None.
+    Periods absent from the history break its line, as missing targets do (``on_grid``)."""
+    if history is not None and forecast is not None:
+        history = on_grid(history, forecast[time_col], time_col, target_col)
     if history is not None:
         ax.plot(history[time_col], history[target_col], color="0.2", lw=1.2, label="history")
         alone = isolated(history[target_col])  # a line needs two neighbours: an observation between gaps draws nothing
