@@ -593,3 +593,41 @@ def test_a_dask_backtest_gives_timestamps_back_in_the_callers_zone(client):
     assert got["ds"].max() == df["ds"].max() and lazy.settings["cutoffs"] == eager.settings["cutoffs"]
     keys = ["unique_id", "cutoff", "ds"]
     pd.testing.assert_frame_equal(_by_keys(got, keys), _by_keys(eager.forecasts, keys), check_exact=False, rtol=1e-5, atol=1e-5)
+
+
+def test_a_streamed_fit_learns_the_closures_of_the_whole_panel_not_of_its_sample(client, data, streamed):
+    """The closures were learnt from the client's sample: a flag value on which the series outside it sold every day
+    was learnt as closed (their forecasts there set to 0), and closures held only outside it were not learnt."""
+    df, _ = data
+    ids = pd.Series(df["unique_id"].unique())
+    outside = set(ids[~in_sample(ids, dask_fit.ANCHOR_WINDOWS / _windows(df))])
+    assert outside and len(outside) < len(ids)
+    shut = df["ds"].dt.month.isin([1, 7]).astype(float)  # a flag on two months of every year
+    away = df["unique_id"].isin(outside).to_numpy()
+    on = (shut == 1).to_numpy()
+    # Zeros inside the sample and sales outside it: not a closure. Zeros outside and nothing observed inside: one.
+    inside_zero = np.where(on & ~away, 0.0, df["y"])
+    outside_zero = np.where(on & away, 0.0, np.where(on, np.nan, df["y"]))
+    for y, expected in ((inside_zero, {}), (outside_zero, {"shut": [1.0]})):
+        frame = df.assign(shut=shut, y=y)
+        model = fast_model(future_covariates=["shut"], max_steps=5)
+        with pytest.warns(UserWarning, match="drawn on the workers"):
+            model.fit(dd.from_pandas(frame, npartitions=3))
+        assert model.closed_when_ == expected == fast_model(future_covariates=["shut"], max_steps=1).fit(frame).closed_when_
+
+
+def test_a_streamed_fit_on_threads_leaves_the_warning_filters_as_they_were(data, streamed):
+    """Worker threads each silenced warnings with ``warnings.catch_warnings``, which is not thread-safe: after a
+    streamed fit on the threaded scheduler every warning of the process was ignored."""
+    import warnings
+
+    import dask
+
+    df, _ = data
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        before = list(warnings.filters)
+        for _ in range(3):  # a race: each run interleaves the threads anew
+            with dask.config.set(scheduler="threads"):
+                fast_model(max_steps=5).fit(dd.from_pandas(df, npartitions=4))
+            assert warnings.filters == before

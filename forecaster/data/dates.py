@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import warnings
 
 import numpy as np
 import pandas as pd
 
-from ..callers import user_stacklevel
+from ..callers import silenced, warn_user
 
 # A UTC offset written at the end of a timestamp: "Z", "+02:00", "-0530".
 UTC_OFFSET = r"Z|[+-]\d{2}:?\d{2}"
@@ -49,8 +48,7 @@ def read_text_dates(values: pd.Series, name: str = "The time column") -> pd.Seri
         UnreadableDatesError: neither reading parses the values.
     """
     try:
-        with warnings.catch_warnings():  # pandas 2 warns where the text holds several UTC offsets (read below)
-            warnings.simplefilter("ignore", FutureWarning)
+        with silenced(FutureWarning):  # pandas 2 warns where the text holds several UTC offsets (read below)
             parsed = pd.to_datetime(values, format="ISO8601")
         if pd.api.types.is_datetime64_any_dtype(parsed):
             return parsed
@@ -61,8 +59,7 @@ def read_text_dates(values: pd.Series, name: str = "The time column") -> pd.Seri
         return instants
     readings, reason = {}, ""
     for dayfirst in (False, True):
-        with warnings.catch_warnings():  # pandas' format guess warns; the two readings are compared instead
-            warnings.simplefilter("ignore")
+        with silenced():  # pandas' format guess warns; the two readings are compared instead
             try:
                 readings[dayfirst] = pd.to_datetime(values, dayfirst=dayfirst)
             except (ValueError, TypeError, OverflowError) as error:
@@ -103,21 +100,17 @@ def in_utc_if_offsets_differ(values: pd.Series, name: str, date_format: str | No
     local = instants.dt.tz_localize(None) + shift.to_numpy()
     seen = ", ".join(sorted(offsets.unique())[:3])
     if (local - local.dt.normalize()).nunique() == 1:
-        warnings.warn(
+        warn_user(
             f"{name} holds timestamps with {offsets.nunique()} UTC offsets ({seen}), as local dates written across a "
             "daylight-saving change (or in several zones) are: each is read as the local date and time it names, "
-            "without its offset.",
-            UserWarning,
-            stacklevel=user_stacklevel(),
+            "without its offset."
         )
         return local
-    warnings.warn(
+    warn_user(
         f"{name} holds timestamps with {offsets.nunique()} UTC offsets ({seen}), as local times written across a "
         "daylight-saving change are: they are read as instants in UTC, and the forecasts are dated in UTC. To date them "
         "in the local zone, parse the column first: pd.to_datetime(values, utc=True).dt.tz_convert('Europe/Berlin') "
-        "(with your zone).",
-        UserWarning,
-        stacklevel=user_stacklevel(),
+        "(with your zone)."
     )
     return instants
 

@@ -53,6 +53,9 @@ class FeatureSpec:
 
     numeric: dict[str, ColumnScaling] = field(default_factory=dict)
     categories: dict[str, list] = field(default_factory=dict)
+    # The whole panel's tallies of zero targets per flag value (``zero_tallies``), where the spec was merged from a
+    # Dask panel's partitions and the fit reads a sample of its series: closures are learnt from them. Not saved.
+    zero_tallies: dict | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         """JSON form; each category is typed (:func:`to_typed`) so that ``1``, ``"1"`` and a timestamp come back as themselves."""

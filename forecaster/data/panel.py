@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ..callers import user_stacklevel
+from ..callers import warn_user
 from .decomposition import DecompositionTable, decomposition_table
 from .features import FeatureSpec, encode_statics, scale_columns
 from .frames import shown_id
@@ -185,12 +185,10 @@ def _warn_short(uniques, length: np.ndarray, input_size: int) -> None:
     """One warning for all series whose history is shorter than the encoder window."""
     short = length < input_size
     if short.any():
-        warnings.warn(
+        warn_user(
             f"{int(short.sum())} of {len(length)} series have less history than input_size={input_size} periods "
             f"(shortest: {int(length.min())}; e.g. {reprlib.repr(list(uniques[short]))}): their encoder windows are padded "
-            "before the first observation.",
-            UserWarning,
-            stacklevel=user_stacklevel(),
+            "before the first observation."
         )
 
 

@@ -7,12 +7,11 @@ whole are refused, and labels that match fitted ones only up to case or spaces a
 from __future__ import annotations
 
 import reprlib
-import warnings
 
 import numpy as np
 import pandas as pd
 
-from ..callers import user_stacklevel
+from ..callers import warn_user
 from .frames import shown_ids
 
 
@@ -66,10 +65,8 @@ def warn_near_labels(name: str, per_series: pd.DataFrame, unseen: np.ndarray, id
     rows = np.flatnonzero(unseen)[near]
     pairs = dict(zip(values[rows[:20]], (fitted[f] for f in folded.to_numpy()[near][:20]), strict=False))
     shown = ", ".join(f"{v!r} (fitted: {k!r})" for v, k in list(pairs.items())[:3])
-    warnings.warn(
+    warn_user(
         f"Static covariate `{name}` holds values that match categories it was fitted with only up to case or spaces "
         f"({shown}; {len(rows)} series such as {shown_ids(ids[rows[:3]].tolist())}): they are read as new categories "
-        "(all zeros). Give the labels as fitted, or refit.",
-        UserWarning,
-        stacklevel=user_stacklevel(),
+        "(all zeros). Give the labels as fitted, or refit."
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..callers import user_stacklevel
+from ..callers import user_stacklevel, warn_user
 from .arrow import plain_columns
 from .clock_changes import repeated_hour_hint
 from .dates import (
@@ -265,12 +265,10 @@ def observed_span(frame: pd.DataFrame, columns: Columns) -> tuple[pd.DataFrame, 
 def warn_ended_early(ended: pd.Series, columns: Columns, argument: str = "df") -> None:
     """One warning naming the series whose rows ran on past their last observed target (see :func:`observed_span`)."""
     examples = ", ".join(f"{shown_id(uid)} at {when(stamp)}" for uid, stamp in list(ended.items())[:3])
-    warnings.warn(
+    warn_user(
         f"`{argument}`: rows after the last observed `{columns.target}` hold no target in {len(ended)} series (last "
         f"observations: {examples}{', ...' if len(ended) > 3 else ''}). Each such series ends at its last observation "
-        "and is forecast from there (its dates continue from it); a horizon's known covariates belong in `future_df`.",
-        UserWarning,
-        stacklevel=user_stacklevel(),
+        "and is forecast from there (its dates continue from it); a horizon's known covariates belong in `future_df`."
     )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..callers import user_stacklevel
+from ..callers import silenced, user_stacklevel
 from ..data.frames import shown_ids
 from ..data.frequency import normalise_freq, seasons_for
 from ..engines import engine
@@ -153,8 +153,7 @@ def _forecast(data: pd.DataFrame, models: list, freq: str, horizon: int, levels:
     from statsforecast import StatsForecast
 
     engine = StatsForecast(models=models, freq=freq, n_jobs=n_jobs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced():
         out = engine.forecast(df=data, h=horizon, level=levels or None)
     return out.reset_index() if "unique_id" not in out.columns else out
 
@@ -220,8 +219,7 @@ def _warm_up(name: str, quantiles) -> None:
         return
     quarters = pd.date_range("2000-01-01", periods=40, freq="QS")
     short = pd.DataFrame({"unique_id": "a", "ds": quarters, "y": 10.0 + np.sin(np.arange(40.0))})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced():
         run_baselines(short, 4, "QS", 4, (name,), level=None, quantiles=quantiles)
     _WARMED.add(name)
 

@@ -11,7 +11,6 @@ import difflib
 import inspect
 import numbers
 import re
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ import pandas as pd
 import tomllib
 
 from .. import datasets
+from ..callers import silenced
 from ..data.dates import (
     AmbiguousDatesError,
     UnreadableDatesError,
@@ -207,8 +207,7 @@ def parse_dates(values: pd.Series, date_format: str | None, where: str, setting:
         if "%V" in date_format and not re.search("%[uwaA]", date_format):  # an ISO week names no day: its Monday
             text, date_format = text.astype(str) + "\x001", f"{date_format}\x00%u"
         try:
-            with warnings.catch_warnings():  # pandas 2 warns where the text holds several UTC offsets (read below)
-                warnings.simplefilter("ignore", FutureWarning)
+            with silenced(FutureWarning):  # pandas 2 warns where the text holds several UTC offsets (read below)
                 parsed = pd.to_datetime(text, format=date_format)
             if pd.api.types.is_datetime64_any_dtype(parsed):
                 return parsed

@@ -27,6 +27,7 @@ import pandas as pd
 from ..data.dates import shown_time
 from ..data.frames import shown_id
 from ..data.seen_values import MAX_CODES
+from ..data.zero_tallies import ZeroTally, numeric_values, zero_tallies
 
 # The fewest observed rows on a value before it can mark closed periods, whatever the zeros elsewhere.
 MIN_CLOSED_ROWS = 3
@@ -42,14 +43,6 @@ MAX_CLOSED_VALUES = 16
 LEARN = "history"
 
 
-def _numeric(frame: pd.DataFrame, name: str) -> np.ndarray | None:
-    """A covariate's values as floats where it can mark closures; None for categories and booleans, which are encoded,
-    not scaled (a closure is a numeric flag or code)."""
-    if not pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]):
-        return None
-    return frame[name].to_numpy(dtype=np.float64)
-
-
 def _tallies(frame: pd.DataFrame, target: str, future: Sequence[str]):
     """Per numeric future-known covariate with observed rows: its name, its values, each row's value (over the rows
     read), the rows read (observed target and covariate), each value's rows and zero targets, and the chance of a zero
@@ -61,7 +54,7 @@ def _tallies(frame: pd.DataFrame, target: str, future: Sequence[str]):
 
     def tallies():
         for name in future:  # a handful of covariates; each one grouped in one pass
-            x = _numeric(frame, name)
+            x = numeric_values(frame, name)
             if x is None:
                 continue
             rows = observed & np.isfinite(x)
@@ -84,11 +77,20 @@ def learn_closures(frame: pd.DataFrame, target: str, future: Sequence[str]) -> d
     ``frame``: the validated training frame (one row per series and period, NaN where the target is missing).
     Returns {covariate: sorted values}, only the covariates with at least one; empty where none.
     """
+    return closures_from(zero_tallies(frame, target, future))
+
+
+def closures_from(tallies: Mapping[str, ZeroTally | None]) -> dict[str, list[float]]:
+    """The closures the module's rule reads from a panel's tallies (``data.zero_tallies``: of a frame, or merged from
+    a Dask panel's partitions)."""
     closures: dict[str, list[float]] = {}
-    for name, values, _, _, count, zeros, chance in _tallies(frame, target, future)[2]:
-        closing = (zeros == count) & (count >= MIN_CLOSED_ROWS) & (count * np.log(chance) < np.log(CHANCE_ODDS))
+    for name, tally in tallies.items():
+        if tally is None:  # a measurement
+            continue
+        count, zeros = tally.count, tally.zeros
+        closing = (zeros == count) & (count >= MIN_CLOSED_ROWS) & (count * np.log(tally.chance) < np.log(CHANCE_ODDS))
         if closing.any() and closing.sum() <= MAX_CLOSED_VALUES:
-            closures[name] = [float(v) for v in values[closing]]
+            closures[name] = [float(v) for v in tally.values[closing]]
     return closures
 
 
@@ -133,7 +135,7 @@ def never_observed(
     observed = np.isfinite(y)
     notes = []
     for name in future:
-        x = _numeric(frame, name)
+        x = numeric_values(frame, name)
         if x is None:
             continue
         present = np.isfinite(x)
@@ -155,8 +157,11 @@ def never_observed(
     return notes
 
 
-def resolve_closures(value: Any, frame: pd.DataFrame, target: str, future: Sequence[str]) -> dict[str, list[float]]:
+def resolve_closures(
+    value: Any, frame: pd.DataFrame, target: str, future: Sequence[str], tallies: Mapping | None = None
+) -> dict[str, list[float]]:
     """``closed_when`` resolved for a fit on ``frame``: learnt (``"history"``), none (None), or as declared.
+    ``tallies``: the whole panel's (``data.zero_tallies``) where ``frame`` is a sample of it; a learnt rule reads them.
 
     Raises:
         ValueError: a declared closure names a column that is not a future-known covariate, or a value that is not
@@ -165,7 +170,7 @@ def resolve_closures(value: Any, frame: pd.DataFrame, target: str, future: Seque
     if value is None:
         return {}
     if isinstance(value, str):
-        return learn_closures(frame, target, future)
+        return learn_closures(frame, target, future) if tallies is None else closures_from(tallies)
     declared: dict[str, list[float]] = {}
     for name, values in value.items():
         if name not in future:

@@ -243,7 +243,9 @@ def new_state(frame, tz, panel: Panel, features, plan: FitPlan, config, n_member
         plan=plan.to_dict(),
         nonnegative=floor_rule(params),
         partners_follow_covariates=partners_follow(params),
-        closed_when=resolve_closures(params["closed_when"], frame, columns.target, CovariateRoles.from_params(params).future),
+        closed_when=resolve_closures(
+            params["closed_when"], frame, columns.target, CovariateRoles.from_params(params).future, features.zero_tallies
+        ),
         **units,
     )
 

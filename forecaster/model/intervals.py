@@ -7,9 +7,9 @@ windows (a conformal adjustment, unitless, so series on every scale pool).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+
+from ..callers import silenced
 
 # Residuals behind each factor: a step pools its neighbours until it has this many.
 MIN_PER_STEP = 300
@@ -44,8 +44,7 @@ def offset_factors(
     offsets = quantiles - median[..., None]
     width = offsets.max(axis=2) - offsets.min(axis=2)
     error = np.where(np.isfinite(actual) & (width > 0), (actual - median) / np.where(width > 0, width, 1.0), np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a step without residuals has no shift
+    with silenced(RuntimeWarning):  # a step without residuals has no shift
         shift = np.nan_to_num(np.nanmedian(error, axis=0))  # (H,)
     centred = actual - shift[None, :] * width
     factors = np.ones((quantiles.shape[1], quantiles.shape[2]))

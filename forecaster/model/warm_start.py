@@ -73,7 +73,7 @@ def extend_spec(spec: FeatureSpec, seen: FeatureSpec) -> FeatureSpec:
         for name, known in spec.categories.items()
     }
     numeric = {name: known.widened(seen.numeric[name]) if name in seen.numeric else known for name, known in spec.numeric.items()}
-    return FeatureSpec(numeric, categories)
+    return FeatureSpec(numeric, categories, seen.zero_tallies)
 
 
 def static_column_map(old: FeatureSpec, new: FeatureSpec, statics: tuple[str, ...]) -> np.ndarray:

@@ -12,13 +12,13 @@ Theta's is fixed.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from ..callers import silenced
 from .distribution import PartnerDistribution
 from .holt_winters import holt_winters_distribution
 from .season import partner_history, prefers_week
@@ -209,8 +209,7 @@ def mix_offsets(
     for start in range(0, len(values), MIX_ROWS):  # blocks of rows, to bound the temporaries
         rows = slice(start, start + MIX_ROWS)
         offsets = [PartnerDistribution(*(part[rows] for part in shape)).offsets(levels) for shape in shapes]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # rows without any partner offset
+        with silenced(RuntimeWarning):  # rows without any partner offset
             partner = np.nanmean(np.stack(offsets), axis=0) if len(offsets) > 1 else offsets[0]
         median = values[rows, :, median_index : median_index + 1]
         network = values[rows] - median

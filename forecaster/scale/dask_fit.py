@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from dataclasses import replace
 
 import dask
 import numpy as np
@@ -40,6 +41,7 @@ from ..callers import user_stacklevel
 from ..data.features import merge_features
 from ..data.frequency import infer_offset, normalise_freq
 from ..data.validation import Columns, clean_history, columns_and_roles
+from ..data.zero_tallies import merge_zero_tallies
 from ..engines import is_dask_frame
 from ..model.fitting import minimum_history
 from ..model.members import TrainingJob
@@ -172,7 +174,8 @@ def fit_whole_series(model, frame, rows=None, quiet: bool = False):
         return model.fit(rows.compute())  # few windows: the whole panel, exactly as a pandas fit
     sample = _client_sample(rows, columns, ANCHOR_WINDOWS / total, model.horizon, min_history)
     sample, tz = clean_history(sample, columns, roles)
-    features = merge_features([f.features for f in facts])
+    # The whole panel's encodings and closure tallies: the fit reads a sample of its series.
+    features = replace(merge_features([f.features for f in facts]), zero_tallies=merge_zero_tallies([f.zeros for f in facts]))
     trainer = stream_trainer(parts, windows, functools.partial(_plan, model, offset))
     model.fit_frame(sample, tz, trainer, features, n_windows=total, offset=offset)
     if not quiet:

@@ -19,17 +19,17 @@ leaves some windows undrawn.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import dask
 import numpy as np
 import pandas as pd
 import torch
 
+from ..callers import quiet
 from ..data.features import FeatureParts, FeatureSpec, feature_parts
 from ..data.frequency import normalise_freq
 from ..data.panel import layout, refuse_short
@@ -37,6 +37,7 @@ from ..data.roles import CovariateRoles
 from ..data.scaling import naive_error_table
 from ..data.validation import Columns, clean_history
 from ..data.windows import Batch, admissible_origins, assemble
+from ..data.zero_tallies import zero_tallies
 from ..model.inference import model_panel
 from ..model.members import MemberTrainer, TrainingJob, _network
 from ..model.training import TrainResult, train
@@ -75,6 +76,7 @@ class PartitionFacts:
     series: int
     windows: int
     features: FeatureParts
+    zeros: dict = field(default_factory=dict)  # ``data.zero_tallies``: what the closures are learnt from
 
 
 def series_windows(length: np.ndarray, horizon: int, min_history: int) -> np.ndarray:
@@ -102,7 +104,8 @@ def partition_facts(
     _, ids, _, _, _, length = layout(frame, columns, normalise_freq(freq), 0, 0, fill_gaps)
     refuse_short(np.asarray(ids), length, horizon)
     windows = int(series_windows(length, horizon, min_history).sum())
-    return PartitionFacts(len(frame), len(ids), windows, feature_parts(frame, columns.id, roles))
+    zeros = zero_tallies(frame, columns.target, roles.future)
+    return PartitionFacts(len(frame), len(ids), windows, feature_parts(frame, columns.id, roles), zeros)
 
 
 @dataclass(frozen=True)
@@ -154,8 +157,7 @@ def draw_windows(part: pd.DataFrame, count: int, seed: int, plan: StreamPlan) ->
     rng = np.random.default_rng(seed)
     # Periods per series from its first to its last observed target, gaps included (the windows of a series run
     # over that span, as ``fit`` reads it: empty rows before or after it are no history and weigh nothing).
-    with warnings.catch_warnings():  # a series that ends early was reported by the facts pass
-        warnings.simplefilter("ignore")
+    with quiet():  # a series that ends early was reported by the facts pass
         frame, _ = clean_history(part, columns, plan.roles)
     _, ids, _, _, _, length = layout(frame, columns, normalise_freq(plan.freq), 0, 0, True)
     sizes = pd.Series(length, index=pd.Index(np.asarray(ids, dtype=object)))
@@ -169,8 +171,7 @@ def draw_windows(part: pd.DataFrame, count: int, seed: int, plan: StreamPlan) ->
     picks = rng.choice(len(sizes), size=count, p=weight / weight.sum())
     chosen = sizes.index[np.unique(picks)]
     frame, _ = clean_history(part.loc[part[columns.id].isin(chosen)], columns, plan.roles)  # only the picked series
-    with warnings.catch_warnings():  # short series were reported by the fit on the client's sample
-        warnings.simplefilter("ignore")
+    with quiet():  # short series were reported by the fit on the client's sample
         panel = model_panel(
             frame,
             columns,
