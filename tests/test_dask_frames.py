@@ -628,6 +628,7 @@ def test_a_streamed_fit_on_threads_leaves_the_warning_filters_as_they_were(data,
         warnings.simplefilter("always")
         before = list(warnings.filters)
         for _ in range(3):  # a race: each run interleaves the threads anew
-            with dask.config.set(scheduler="threads"):
+            # Threads, not the module's cluster; a shuffle the threaded scheduler can run (p2p needs the cluster).
+            with dask.config.set({"scheduler": "threads", "dataframe.shuffle.method": "tasks"}):
                 fast_model(max_steps=5).fit(dd.from_pandas(df, npartitions=4))
             assert warnings.filters == before
