@@ -120,8 +120,9 @@ def test_the_report_opens_with_what_the_verdict_covers(tmp_path):
     result.to_report(tmp_path)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     head = "\n".join(text.splitlines()[:6])
-    assert "The verdict covers 5 of 6 series and 60 of 72 forecast points (10 of 12 series-fold windows)" in head
-    assert "2 series-fold windows left out, each listed with its reason in skipped.csv" in head
+    assert "averaged over 5 of 6 series and 60 of 72 forecast points" in head
+    assert "The verdict scores 10 of 12 series-fold windows; 2 series-fold windows left out, each listed" in head
+    assert head.count("60 of 72") == 1  # said once
     skipped = pd.read_csv(tmp_path / "skipped.csv")
     assert len(skipped) == 2 and skipped["reason"].str.startswith("MASE undefined").all()
 
@@ -136,7 +137,7 @@ def test_the_verdicts_totals_count_the_windows_skipped_before_forecasting():
     from forecaster.evaluation.report import verdict_line
 
     assert verdict_line(result.settings["verdict"], result.skipped).endswith(
-        "; 1 series-fold window left out, each listed with its reason in skipped.csv."
+        "; 1 series-fold window left out, listed with its reason in skipped.csv."
     )
     assert result.settings["verdict"] == {
         "series": 6,

@@ -244,23 +244,21 @@ def _everything(verdict: dict) -> bool:
 
 
 def verdict_line(verdict: dict | None, skipped: pd.DataFrame) -> str:
-    """What the verdict rests on, in one sentence: series, forecast points and windows scored, and what was left out."""
+    """What the verdict rests on, in one sentence: the windows scored and what was left out. The series and forecast
+    points it covers are the first sentence's (``verdict_sentence``); this one does not repeat them."""
     windows = "1 series-fold window" if len(skipped) == 1 else f"{len(skipped):,} series-fold windows"
-    left_out = f"{windows} left out, each listed with its reason in skipped.csv"
+    left_out = f"{windows} left out, {'listed' if len(skipped) == 1 else 'each listed'} with its reason in skipped.csv"
     if verdict is None:
         return f"The verdict leaves out {left_out}." if len(skipped) else "Every series-fold window is scored."
     horizon = verdict["points_total"] // max(verdict["windows_total"], 1)
     unobserved = max(verdict["points_total"] - verdict["points"] - len(skipped) * horizon, 0)  # in scored windows
-    if _everything(verdict) and not len(skipped):  # the first sentence says it already: series and points
-        return f"Every one of the {verdict['windows_total']:,} series-fold windows is scored."
-    rest = left_out if len(skipped) else "no window is left out"
+    if len(skipped):
+        line = f"The verdict scores {verdict['windows']:,} of {verdict['windows_total']:,} series-fold windows; {left_out}"
+    else:
+        line = f"Every one of the {verdict['windows_total']:,} series-fold windows is scored"
     if unobserved:
-        rest += f"; {unobserved:,} forecast point{'s' if unobserved > 1 else ''} had no actual to score against"
-    return (
-        f"The verdict covers {verdict['series']:,} of {verdict['series_total']:,} series and {verdict['points']:,} of "
-        f"{verdict['points_total']:,} forecast points ({verdict['windows']:,} of {verdict['windows_total']:,} "
-        f"series-fold windows); {rest}."
-    )
+        line += f"; {unobserved:,} forecast point{'s' if unobserved > 1 else ''} had no actual to score against"
+    return line + "."
 
 
 def attention_facts(diagnostics, check: dict | None, season: int) -> str:
