@@ -163,8 +163,8 @@ def test_baselines_match_statsforecast_fitted_on_the_observed_rows_only():
 
 
 def test_the_baselines_do_not_depend_on_the_datas_units():
-    """statsforecast's ETS fitted a series of values near 1e-10 otherwise than the same series in other units: its
-    80% coverage went 0.667 -> 0.333 and WQL moved 10% when a panel was given in units 1e12 times smaller."""
+    """statsforecast's ETS fitted a series of values near 1e-10 otherwise than the same series in other units: given in
+    units of 10^-12, its forecasts moved 2% and its intervals narrowed 5%; at 10^-30 the intervals had zero width."""
     rng = np.random.default_rng(0)
     t = np.arange(60)
     df = pd.concat(
