@@ -43,34 +43,6 @@ MAX_CLOSED_VALUES = 16
 LEARN = "history"
 
 
-def _tallies(frame: pd.DataFrame, target: str, future: Sequence[str]):
-    """Per numeric future-known covariate with observed rows: its name, its values, each row's value (over the rows
-    read), the rows read (observed target and covariate), each value's rows and zero targets, and the chance of a zero
-    elsewhere (with one zero and one non-zero added, so that a history without zeros elsewhere still needs several rows
-    on the value); and the targets and their zeros, as ``(y, zero, tallies)``."""
-    y = frame[target].to_numpy(dtype=np.float64)
-    observed = np.isfinite(y)
-    zero = observed & (y == 0)
-
-    def tallies():
-        for name in future:  # a handful of covariates; each one grouped in one pass
-            x = numeric_values(frame, name)
-            if x is None:
-                continue
-            rows = observed & np.isfinite(x)
-            if not rows.any():
-                continue
-            values, at = np.unique(x[rows], return_inverse=True)
-            if len(values) > MAX_CODES:
-                continue
-            count = np.bincount(at, minlength=len(values))
-            zeros = np.bincount(at, weights=zero[rows], minlength=len(values))
-            chance = (zero[rows].sum() - zeros + 1) / (rows.sum() - count + 2)
-            yield name, values, at, rows, count, zeros, chance
-
-    return y, zero, tallies()
-
-
 def learn_closures(frame: pd.DataFrame, target: str, future: Sequence[str]) -> dict[str, list[float]]:
     """Each future-known covariate's values that mark closed periods in ``frame`` (see the module's rule).
 
@@ -106,15 +78,18 @@ def near_misses(
     """Notes on the values that would mark closed periods (the module's rule) but for a few non-zero targets, each
     naming the covariate, the value, how many targets are not zero and the first of them (series and time, in the zone
     of the user's data: ``tz`` is the fit's zone token)."""
-    y, zero, tallies = _tallies(frame, target, future)
+    y = frame[target].to_numpy(dtype=np.float64)
     notes = []
-    for name, values, at, rows, count, zeros, chance in tallies:
+    for name, tally in zero_tallies(frame, target, future).items():
+        if tally is None:  # a measurement
+            continue
+        values, count, zeros = tally.values, tally.count, tally.zeros
         strays = count - zeros
         near = (strays > 0) & (strays <= np.maximum(NEAR_MISS_ROWS, NEAR_MISS_SHARE * count)) & (zeros >= MIN_CLOSED_ROWS)
-        near &= zeros * np.log(chance) < np.log(CHANCE_ODDS)
+        near &= zeros * np.log(tally.chance) < np.log(CHANCE_ODDS)
+        x = numeric_values(frame, name)
         for k in np.flatnonzero(near)[:MAX_CLOSED_VALUES]:
-            on_value = np.flatnonzero(rows)[at == k]
-            first = on_value[~zero[on_value]][0]
+            first = np.flatnonzero((x == values[k]) & np.isfinite(y) & (y != 0))[0]  # the first stray count
             notes.append(
                 f"{name}={values[k]:g} looks like a closure but is not learnt as one: {int(strays[k])} of its "
                 f"{int(count[k])} observed targets are not zero (the first: series {shown_id(frame[id_col].iloc[first])} at "
