@@ -219,6 +219,22 @@ def test_clock_times_across_a_daylight_saving_change_are_named_as_such():
     assert "clock" not in _message(lambda: fast_model(horizon=24, freq="h").fit(midday))
 
 
+@pytest.mark.parametrize("freq", ["W-SUN", "D", "MS"])
+def test_daily_and_coarser_gaps_and_duplicates_say_nothing_of_clock_changes(freq):
+    """A missing or repeated week, day or month dated at midnight in a month of clock changes was explained as an hour
+    skipped or repeated by daylight-saving time, with advice (give `ds` a zone) that cannot mend it."""
+    dates = pd.date_range("2023-08-01" if freq == "D" else "2023-01-01", periods=40, freq=freq)
+    df = pd.concat([pd.DataFrame({"unique_id": s, "ds": dates, "y": np.arange(40.0)}) for s in "ab"], ignore_index=True)
+    change = dates[(dates.month == 9) | (dates.month == 10)][0]
+    gap = df[~((df["unique_id"] == "a") & (df["ds"] == change))]
+    twice = pd.concat([df, df[(df["unique_id"] == "a") & (df["ds"] == change)]], ignore_index=True)
+    for frame, said in ((gap, "gaps"), (twice, "duplicate")):
+        message = _message(lambda frame=frame: fast_model(horizon=4, freq=freq).fit(frame))
+        assert said in message and "clock" not in message and "tz_localize" not in message
+    inferred = _message(lambda: fast_model(horizon=4).fit(gap[gap["unique_id"] == "a"]))  # no freq: not inferred
+    assert "clock" not in inferred
+
+
 def test_a_frequency_not_inferred_on_zoned_hours_shows_the_datas_own_times():
     """Zoned sub-daily data is read in UTC: the message listed 14:00 for a series whose first row is 09:00-05:00."""
     from forecaster import backtest

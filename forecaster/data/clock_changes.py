@@ -25,12 +25,13 @@ def _at_a_change(stamps: pd.DatetimeIndex) -> bool:
     return len(stamps) > 0 and bool(((stamps.hour <= LATEST_HOUR) & stamps.month.isin(CHANGE_MONTHS)).all())
 
 
-def repeated_hour_hint(times: pd.Series, column: str, id_col: str) -> str:
+def repeated_hour_hint(times: pd.Series, column: str, id_col: str, step: pd.Timedelta | None) -> str:
     """A sentence for a duplicate-rows error whose repeated ``times`` (the rows involved) all fall in one early-morning
-    hour of one day in a month of clock changes; "" otherwise (zoned or daily times, or other duplicates). The repeated
-    hour is told apart by its order within each series (``ambiguous='infer'``)."""
+    hour of one day in a month of clock changes, in series spaced ``step`` apart, under a day; "" otherwise (zoned
+    times, daily or coarser data, or other duplicates). The repeated hour is told apart by its order within each series
+    (``ambiguous='infer'``)."""
     stamps = pd.DatetimeIndex(times)
-    if stamps.tz is not None or not _at_a_change(stamps) or stamps.floor("h").nunique() != 1:
+    if not _sub_daily(step) or stamps.tz is not None or not _at_a_change(stamps) or stamps.floor("h").nunique() != 1:
         return ""
     day = stamps[0].date()
     return (
@@ -41,11 +42,12 @@ def repeated_hour_hint(times: pd.Series, column: str, id_col: str) -> str:
     )
 
 
-def skipped_hour_hint(missing: pd.DatetimeIndex, column: str) -> str:
-    """A sentence for a gap error whose ``missing`` periods (naive) are each a single early-morning period or hour of a
-    day in a month of clock changes; "" otherwise."""
+def skipped_hour_hint(missing: pd.DatetimeIndex, column: str, step: pd.Timedelta | None) -> str:
+    """A sentence for a gap error whose ``missing`` periods (naive, on a grid ``step`` apart, under a day) are each a
+    single early-morning period or hour of a day in a month of clock changes; "" otherwise (daily or coarser data
+    skips no hour: a missing day, week or month at midnight is a plain gap)."""
     stamps = pd.DatetimeIndex(missing)
-    if stamps.tz is not None or not _at_a_change(stamps):
+    if not _sub_daily(step) or stamps.tz is not None or not _at_a_change(stamps):
         return ""
     days = pd.Series(stamps.normalize())
     if (days.value_counts() > 4).any():  # more than an hour of quarter-hours missing in one night: not a change
@@ -57,6 +59,21 @@ def skipped_hour_hint(missing: pd.DatetimeIndex, column: str) -> str:
         f"df['{column}'].dt.tz_localize('{ZONE}'); sub-daily data with a zone is read in UTC, where no hour is skipped), "
         "or pass fill_gaps=True to read the hour as missing."
     )
+
+
+def _sub_daily(step: pd.Timedelta | None) -> bool:
+    """Whether data spaced ``step`` apart has clock times a change can skip or repeat (a step under a day)."""
+    return step is not None and pd.Timedelta(0) < step < pd.Timedelta(days=1)
+
+
+def series_step(times: pd.Series, ids: pd.Series) -> pd.Timedelta | None:
+    """The smallest positive spacing of distinct times within any one series (None with none): the data's step."""
+    frame = pd.DataFrame({"id": ids.to_numpy(), "t": pd.DatetimeIndex(times).as_unit("ns")}).drop_duplicates()
+    frame = frame.sort_values(["id", "t"], kind="stable")
+    same = frame["id"].to_numpy()[1:] == frame["id"].to_numpy()[:-1]
+    gaps = np.diff(frame["t"].to_numpy().astype("datetime64[ns]").astype(np.int64))[same]
+    gaps = gaps[gaps > 0]
+    return pd.Timedelta(int(gaps.min()), "ns") if len(gaps) else None
 
 
 def missing_periods(stamps: pd.DatetimeIndex) -> pd.DatetimeIndex:

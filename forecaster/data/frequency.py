@@ -206,8 +206,8 @@ def _not_inferred(grouped, column: str) -> str:
         f"series {shown_id(series_id)}: {shown}, ...). Pass `freq`, e.g. freq='D' or 'MS' (with `fill_gaps=True` where "
         "periods are missing)."
     )
-    if message_zone() is None and len(stamps) > 2 and (stamps[1:] - stamps[:-1]).min() < pd.Timedelta(days=1):
-        message += skipped_hour_hint(missing_periods(stamps), column)  # naive sub-daily clock times across a change
+    if message_zone() is None and len(stamps) > 2:  # naive sub-daily clock times across a change
+        message += skipped_hour_hint(missing_periods(stamps), column, (stamps[1:] - stamps[:-1]).min())
     months = stamps.to_period("M").asi8
     if (stamps.day == stamps.day[0]).all() and stamps.day[0] > 1 and (np.diff(months) >= 1).all():
         message += (

@@ -190,7 +190,7 @@ def _gap_message(uniques, codes, pos, start, gapped, grid, columns: Columns) -> 
     names = reprlib.repr(list(uniques[gapped]))
     absent = np.setdiff1d(np.arange(start[first], seen[-1] + 1), seen)
     hint = (
-        "" if message_zone() else skipped_hour_hint(pd.DatetimeIndex(grid[absent]), columns.time)
+        "" if message_zone() or len(grid) < 2 else skipped_hour_hint(grid[absent], columns.time, grid[1] - grid[0])
     )  # naive: the user's clock times
     return (
         f"Series {names} have gaps in `{columns.time}`; the first missing timestamp is {when(shown_time(grid[missing], None))} "

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..callers import user_stacklevel, warn_user
 from .arrow import plain_columns
-from .clock_changes import repeated_hour_hint
+from .clock_changes import repeated_hour_hint, series_step
 from .dates import (
     AmbiguousDatesError,
     UnreadableDatesError,
@@ -189,7 +189,11 @@ def _check_duplicates(df: pd.DataFrame, columns: Columns, argument: str, naive: 
     clocks go back is told apart (``clock_changes``)."""
     duplicated = df.duplicated([columns.id, columns.time], keep=False).to_numpy()
     if duplicated.any():
-        hint = repeated_hour_hint(df.loc[duplicated, columns.time], columns.time, columns.id) if naive else ""
+        hint = ""
+        if naive:  # the involved series' step: a repeated hour exists only in data spaced under a day
+            involved = df[columns.id].isin(df.loc[duplicated, columns.id]).to_numpy()
+            step = series_step(df.loc[involved, columns.time], df.loc[involved, columns.id])
+            hint = repeated_hour_hint(df.loc[duplicated, columns.time], columns.time, columns.id, step)
         raise ValueError(
             f"`{argument}` has duplicate ({columns.id}, {columns.time}) rows, first at "
             f"{_first_row(df, duplicated, columns)} ({int(duplicated.sum())} rows involved).{hint}"
