@@ -127,7 +127,15 @@ def test_integer_and_string_ids_survive_fit_predict_and_save(clean, ids, tmp_pat
 
 def test_series_shorter_than_one_horizon_is_named(clean):
     short = pd.concat([clean, clean.head(3).assign(unique_id="TINY")])
-    with pytest.raises(ValueError, match="TINY.*shorter than one horizon"):
+    with pytest.raises(ValueError, match=r"1 of \d+ series are shorter than one horizon .*\['TINY'\]"):
+        fast_model().fit(short)
+
+
+def test_every_series_shorter_than_one_horizon_is_counted(clean):
+    """All 30 series too short: the message listed five ids and no count, as if five were."""
+    ids = [f"s{i:02d}" for i in range(30)]
+    short = pd.concat([clean.head(3).assign(unique_id=i) for i in ids], ignore_index=True)
+    with pytest.raises(ValueError, match=r"30 of 30 series are shorter than one horizon .*'s05', \.\.\.\]"):
         fast_model().fit(short)
 
 

@@ -154,7 +154,7 @@ def test_bad_rows_in_a_partition_are_named(frame):
     with pytest.raises(ValueError, match=rf"gaps in `ds`.*in series '{uid}'"):
         partition_facts(gapped, *FACTS)
     short = frame.loc[(frame["unique_id"] != uid) | (frame.groupby("unique_id").cumcount() < 4)]
-    with pytest.raises(ValueError, match=rf"Series \['{uid}'\] are shorter than one horizon"):
+    with pytest.raises(ValueError, match=rf"1 of \d+ series are shorter than one horizon \(\d+ periods\): \['{uid}'\]"):
         partition_facts(short, *FACTS)
 
 

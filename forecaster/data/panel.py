@@ -21,7 +21,7 @@ import pandas as pd
 from ..callers import warn_user
 from .decomposition import DecompositionTable, decomposition_table
 from .features import FeatureSpec, encode_statics, scale_columns
-from .frames import shown_id
+from .frames import shown_id, shown_ids
 from .frequency import calendar_features
 from .placement import MAX_CALENDAR_PERIODS, MAX_PERIODS_PER_ROW, check_calendar_span, check_on_grid, layout, positions
 from .roles import CovariateRoles, LeakageError
@@ -162,8 +162,8 @@ def refuse_short(ids: np.ndarray, length: np.ndarray, horizon: int) -> None:
     short = length < horizon
     if short.any():
         raise ValueError(
-            f"Series {np.asarray(ids)[short][:5].tolist()} are shorter than one horizon ({horizon} periods); "
-            "drop them or lower `horizon`."
+            f"{int(short.sum())} of {len(length)} series are shorter than one horizon ({horizon} periods): "
+            f"{shown_ids(np.asarray(ids)[short])}; drop them or lower `horizon`."
         )
 
 
