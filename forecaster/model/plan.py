@@ -9,6 +9,7 @@ model keeps (``Seq2SeqForecaster.fit_plan_``, saved with the model file) holds t
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -16,8 +17,9 @@ from typing import Any
 import pandas as pd
 
 from ..data.dates import messages_in_zone
+from ..data.frames import shown_ids
 from ..data.frequency import infer_offset, normalise_freq
-from ..data.roles import CovariateRoles
+from ..data.roles import CovariateRoles, LeakageError
 from ..data.validation import Columns
 from .budget import (
     FINE_TUNE_LEARNING_RATE_SHARE,
@@ -30,7 +32,8 @@ from .budget import (
     warm_start_steps,
 )
 from .params import needs_calibration
-from .prior import Prior, auto_prior, frame_windows, prior_for
+from .prior import AUTO_PRIOR_MAX_ROWS, Prior, PriorUnavailableError, auto_prior, family_of, frame_windows, prior_for
+from .prior_corpus import seen_past_end
 from .resolve import member_count, resolve_units, training_quantiles
 from .state import PLAN_STARTS, set_aside
 from .warm_start import architecture_changed, incompatibility
@@ -58,12 +61,15 @@ class PanelFacts:
         roles: its covariate roles.
         rows: rows beyond one horizon per series (about its training windows; ``init="auto"`` reads it).
         n_windows: the training windows of the whole panel when the frame fitted is a sample of it, else None.
+        seen_past_end: ids of series the prior of its frequency was trained on past their last observed target
+            (``prior_corpus``; found only where a fit may start from that prior).
     """
 
     offset: pd.DateOffset
     roles: CovariateRoles
     rows: int
     n_windows: int | None = None
+    seen_past_end: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -168,18 +174,37 @@ def panel_facts(
         with messages_in_zone(tz):
             offset = normalise_freq(freq) if freq is not None else infer_offset(frame[columns.time], frame[columns.id])
     rows = n_windows if n_windows is not None else frame_windows(frame, columns, params["horizon"])
-    return PanelFacts(offset, CovariateRoles.from_params(params), rows, n_windows)
+    seen: list = []
+    if params["init"] == "pretrained" or (params["init"] == "auto" and rows <= AUTO_PRIOR_MAX_ROWS):
+        with contextlib.suppress(PriorUnavailableError):  # no prior serves the frequency: it has no corpus either
+            seen = seen_past_end(frame, columns.id, columns.target, family_of(offset))
+    return PanelFacts(offset, CovariateRoles.from_params(params), rows, n_windows, tuple(seen))
 
 
 def _prior(params: Mapping[str, Any], facts: PanelFacts, units: dict) -> tuple[Prior | None, str | None]:
     """The prior a fit starts from (``init``: always with "pretrained", on small panels with "auto"), or None;
     and, where ``init="auto"`` could have started from the prior but does not, why."""
     asked = {**units, "input_size": params["input_size"]}
+    prior, reason = None, None
     if params["init"] == "pretrained":
-        return prior_for(facts.offset, params, asked), None
-    if params["init"] == "auto":
-        return auto_prior(facts.offset, params, asked, facts.roles, facts.rows)
-    return None, None
+        prior = prior_for(facts.offset, params, asked)
+    elif params["init"] == "auto":
+        prior, reason = auto_prior(facts.offset, params, asked, facts.roles, facts.rows)
+    if prior is None or not facts.seen_past_end:
+        return prior, reason
+    seen = facts.seen_past_end
+    what = (
+        "it was trained on M3's training parts, which run past the last observed target of "
+        f"{len(seen)} series of this panel ({shown_ids(seen)}): its forecasts of them would read their later values, "
+        "so no score of them would be out of sample"
+    )
+    if params["init"] == "pretrained":
+        raise LeakageError(
+            f"init='pretrained' starts from the {prior.family} prior, but {what}. Fit from scratch (init='scratch'), "
+            "or give those series up to the end of their M3 training part (the prior holds each without its last "
+            "h + 2 * ceil(h / 2) periods, h the M3 horizon: 6 yearly, 8 quarterly and other, 18 monthly)."
+        )
+    return None, f"init='auto' fits from scratch, not from the {prior.family} prior: {what}."
 
 
 def _continue_reason(previous, params: Mapping[str, Any], roles, freq: str, quantiles, units: dict) -> str | None:

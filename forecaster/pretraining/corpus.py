@@ -9,7 +9,9 @@ other public panel (Tourism, fpp3, the electricity study) stays out: they judge 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -86,3 +88,28 @@ def corpus(family: str, seed: int) -> pd.DataFrame:
     spec = FAMILIES[family]
     parts = [synthetic_part(spec, seed)] + [m3_part(group) for group in spec.m3_groups]
     return pd.concat(parts, ignore_index=True)
+
+
+def corpus_starts() -> dict[str, np.ndarray]:
+    """The table ``model.prior_corpus`` recognises corpus series by: per M3 series of each family's corpus, its
+    family, the key of its first values and the periods the corpus holds of it (``CORPUS_STARTS``'s arrays)."""
+    from ..datasets import load_m3
+    from ..model.prior_corpus import START_VALUES, start_keys
+
+    families, keys, lengths = [], [], []
+    for family in FAMILIES.values():
+        for group in family.m3_groups:
+            frame, _ = load_m3(group, "train")
+            sizes = frame.groupby("unique_id", sort=False).size()
+            starts = frame.groupby("unique_id", sort=False).head(START_VALUES)["y"].to_numpy()
+            keys.append(start_keys(starts.reshape(-1, START_VALUES)))
+            lengths.append(sizes.to_numpy() - suite_cut(M3_HORIZONS[group]))
+            families.append(np.full(len(sizes), family.name))
+    return {"family": np.concatenate(families), "key": np.concatenate(keys), "length": np.concatenate(lengths)}
+
+
+def write_corpus_starts(path: Path) -> None:
+    """Write :func:`corpus_starts` to ``path``, whole or not at all."""
+    temp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(temp, **corpus_starts())
+    os.replace(temp, path)
