@@ -296,3 +296,25 @@ def test_a_gap_found_by_a_fit_is_named_at_the_datas_own_time():
     gapped = df.drop(index=10)  # series 'a' loses an hour; 'b' keeps the frequency readable
     with pytest.raises(ValueError, match=f"the first missing timestamp is {hours[10]} in series 'a'"):
         fast_model(horizon=6, input_size=24).fit(gapped)
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_a_fold_whose_cutoff_falls_in_a_run_of_missing_targets_fits_as_fit_does(refit):
+    """The in-process backtest fitted such a fold on the rows after the series' last observation too, which ``fit``
+    (and the Dask backtest) drop: another model, forecasts up to 0.37 apart for every series."""
+    df, _ = make_panel(n_series=5, length=48, seed=1, missing_share=0.0)
+    cutoff = pd.Timestamp("2003-06-01") if refit else pd.Timestamp("2002-12-01")  # the fold whose fit is checked
+    gap = (df["unique_id"] == "S001") & df["ds"].between(cutoff - pd.DateOffset(months=1), cutoff)
+    df = df.assign(y=df["y"].mask(gap))
+    params = dict(horizon=6, input_size=12, max_steps=20, init="scratch", future_covariates=["promo"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = backtest(fast_model(**params), df, n_windows=2, baselines=("seasonal_naive",), refit=refit, progress=False)
+        fold = result.forecasts[result.forecasts["cutoff"] == cutoff]
+        train, ahead = df[df["ds"] <= cutoff], df[(df["ds"] > cutoff) & (df["ds"] <= cutoff + pd.DateOffset(months=6))]
+        model = fast_model(**params).fit(train)  # S001 ends before the cutoff: forecast here for the others only
+        rest = (train["unique_id"] != "S001", ahead["unique_id"] != "S001")
+        alone = model.predict(df=train[rest[0]], future_df=ahead.loc[rest[1], ["unique_id", "ds", "promo"]])
+    others = fold[fold["unique_id"] != "S001"].merge(alone, on=["unique_id", "ds"])
+    assert len(others) == 4 * 6
+    np.testing.assert_allclose(others["seq2seq"], others["y_hat"], rtol=0, atol=1e-9)

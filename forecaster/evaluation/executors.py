@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.panel import Panel
-from ..data.validation import Columns
+from ..data.validation import Columns, observed_span
 from ..engines import engine
 from ..model.fitted import FittedModel
 from ..model.inference import Forecast
@@ -43,6 +43,15 @@ def forecast_fold(model: FittedModel, panel: Panel, future: pd.DataFrame | None,
     origins = np.full(len(rows), panel.last_col)
     check_origins(panel, rows, origins, fold)
     return panel, model.forecast_at(panel, rows, origins)
+
+
+def fit_fold(estimator, train: pd.DataFrame, columns: Columns) -> Panel | None:
+    """Fit ``estimator`` on a fold's rows as ``fit`` reads them: each series over its observed span (a cutoff inside a
+    run of missing targets leaves rows after the series' last observation, which ``fit`` drops). Returns the panel the
+    fit built, to forecast from; None where rows were dropped, so that the fold is forecast from all its rows."""
+    rows, ended = observed_span(train, columns)
+    panel = estimator.fit_frame(rows, None)
+    return panel if ended.empty else None
 
 
 def with_account(model: FittedModel, panel: Panel, forecast: Forecast) -> Forecast:
@@ -97,7 +106,7 @@ class FoldByFold:
         tick = time.perf_counter()
         self.out.estimator = self.plan.refit_from(self.out.estimator, self.template)
         self.report.step(f"fitting seq2seq on {train[self.plan.columns.id].nunique()} series")
-        panel = self.out.estimator.fit_frame(train, None)
+        panel = fit_fold(self.out.estimator, train, self.plan.columns)
         self.out.seconds["fit"] += time.perf_counter() - tick
         return panel
 

@@ -14,7 +14,8 @@ import pandas as pd
 from sklearn.base import clone
 
 from ..data.panel import Panel
-from ..evaluation.executors import FoldForecasts, forecast_fold, with_account
+from ..data.validation import Columns
+from ..evaluation.executors import FoldForecasts, fit_fold, forecast_fold, with_account
 from ..evaluation.folds import Fold, FoldPlan
 from ..evaluation.progress import Progress
 from ..model.inference import Forecast
@@ -39,11 +40,11 @@ def fit_and_forecast(template, train: pd.DataFrame, future: pd.DataFrame | None,
     """A clone of ``template`` fitted on ``train``, forecast from every series' cutoff in ``fold`` (``account``: with it)."""
     tick = time.perf_counter()
     fitted = clone(template)
-    panel = fitted.fit_frame(train, None)
+    panel = fit_fold(fitted, train, Columns.from_params(template.get_params()))
     fit_seconds = time.perf_counter() - tick
     tick = time.perf_counter()
     model = fitted.fitted()
-    panel, forecast = forecast_fold(model, panel, future, fold)
+    panel, forecast = forecast_fold(model, model.panel(train) if panel is None else panel, future, fold)
     predict_seconds = time.perf_counter() - tick
     if account:  # the report's shares: not part of the forecast
         forecast = with_account(model, panel, forecast)
