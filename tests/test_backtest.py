@@ -388,3 +388,19 @@ def test_a_baseline_named_twice_is_refused_before_any_fold_runs(data):
     """("auto_ets", "auto_ets") fitted every fold, then failed in scoring with a broadcasting error."""
     with pytest.raises(ValueError, match=r"`baselines` names \['auto_ets'\] more than once"):
         backtest(fast_model(), data, n_windows=1, baselines=("auto_ets", "auto_ets"), progress=False)
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_an_absent_row_in_a_folds_horizon_is_refused_naming_the_row_to_add(refit):
+    """With fill_gaps=True, a refitted fold failed with a message about a `future_df` never passed, and a one-pass
+    backtest forecast the step with the covariate at its training mean, without a word."""
+    from forecaster.datasets import make_panel
+
+    df, _ = make_panel(n_series=5, length=48, seed=1, missing_share=0.0)
+    absent = df[~((df["unique_id"] == "S002") & (df["ds"] == "2003-02-01"))]
+    model = fast_model(horizon=6, input_size=12, max_steps=2, fill_gaps=True, future_covariates=["promo"])
+    with pytest.raises(ValueError, match=r"no row for series 'S002' at 2003-02-01, a step of fold 2's horizon.*NaN target"):
+        backtest(model, absent, n_windows=3, baselines=("seasonal_naive",), refit=refit, progress=False)
+    kept = df.assign(y=df["y"].mask((df["unique_id"] == "S002") & (df["ds"] == "2003-02-01")))  # as the message says
+    result = backtest(model, kept, n_windows=3, baselines=("seasonal_naive",), refit=refit, progress=False)
+    assert result.forecasts["seq2seq"].notna().all()

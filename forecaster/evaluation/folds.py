@@ -21,6 +21,7 @@ from ..data.frequency import normalise_freq, season_length_for
 from ..data.panel import Panel
 from ..data.roles import CovariateRoles, LeakageError
 from ..data.validation import Columns, columns_and_roles, when
+from .horizon_rows import check_horizon_rows
 
 # statsforecast's ETS refuses a series of at most (parameters + 4) periods; its simplest model has 2 (alpha, l0).
 AUTO_ETS_MIN_PERIODS = 7
@@ -250,6 +251,8 @@ class FoldPlan:
         """The fold's training rows and its future-known covariates, refused if anything reaches past its cutoff."""
         train, future = fold_data(frame, fold, self.columns, self.roles, self.min_train)
         guard_fold(train, future, fold, self.columns, self.roles)
+        if future is not None:
+            check_horizon_rows(future, fold, self.columns, self.roles.future, self.horizon, self.offset or self.freq)
         return train, future
 
 
