@@ -645,3 +645,18 @@ def test_the_history_line_breaks_where_rows_are_absent_and_not_over_weekends_of_
     ahead = pd.DataFrame({"unique_id": "b", "ds": pd.bdate_range(days[-1] + pd.offsets.BDay(), periods=5), "y_hat": 1.0})
     weekdays = plot_forecast(ahead, business, history=30).axes[0].lines[0]
     assert np.isfinite(np.asarray(weekdays.get_ydata(), dtype=float)).all()
+
+
+def test_plot_attention_names_a_series_the_data_does_not_hold():
+    """A mistyped id (or '3' for the id 3) said only "df is empty"."""
+    from forecaster.plots import plot_attention
+
+    df, _ = make_panel(n_series=3, length=30, seed=0, static=False)
+    df = df[["unique_id", "ds", "y"]]
+    model = fast_model(horizon=4, max_steps=2).fit(df)
+    with pytest.raises(ValueError, match=r"`unique_id` 'S009' names no series of `df`, which has 3: \['S000'"):
+        plot_attention(model, df, unique_id="S009")
+    numbered = df.assign(unique_id=df["unique_id"].str[1:].astype(int))
+    model = fast_model(horizon=4, max_steps=2).fit(numbered)
+    with pytest.raises(ValueError, match=r"`unique_id` '2' names no series of the model's history, which has 3: \[0, 1, 2\]"):
+        plot_attention(model, unique_id="2")

@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from ..data.frames import shown_id
+from ..data.frames import shown_id, shown_ids
 from ..data.panel import padding_expected
 from ..model.fitted import history_in_zone
 from .attention_analysis import attention_grid, attention_profile, forecast_sources
@@ -78,6 +78,7 @@ def plot_attention(
         own = df is None  # the model's kept history, whose short series its fit named
         if unique_id is not None:  # explain and forecast this series only (without df: its training tail)
             df = history_in_zone(fitted) if df is None else df
+            _require_series(df, id_col, unique_id, "the model's history" if own else "`df`")
             df, future_df = (f if f is None else f[f[id_col] == unique_id] for f in (df, future_df))
         with padding_expected(own):
             explanation = fitted.explain(df=df, future_df=future_df, include_padding=True)
@@ -90,7 +91,7 @@ def plot_attention(
     unique_id = explanation[id_col].iloc[0] if unique_id is None else unique_id
     ex = explanation[explanation[id_col] == unique_id]
     if ex.empty:
-        raise ValueError(f"No attention weights for series {shown_id(unique_id)}.")
+        _require_series(explanation, id_col, unique_id, "the explanation")
     history_col = f"{time_col}_history"
     grid, padded = attention_grid(ex, history_col)
     hist_times = pd.DatetimeIndex(grid.columns)
@@ -254,3 +255,12 @@ def plot_attention_profile(
     fig.text(0.01, 0.005, ROUTING, fontsize=8, color="0.35")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
+
+
+def _require_series(frame: pd.DataFrame, id_col: str, unique_id, where: str) -> None:
+    """Refuse a ``unique_id`` that names no series of ``frame`` (a typo, or ``'3'`` for the id ``3``), naming it."""
+    known = pd.Index(frame[id_col].unique())
+    if not known.isin([unique_id]).any():
+        raise ValueError(
+            f"`unique_id` {shown_id(unique_id)} names no series of {where}, which has {len(known)}: {shown_ids(known)}."
+        )
