@@ -246,3 +246,20 @@ def test_a_frequency_not_inferred_on_zoned_hours_shows_the_datas_own_times():
         message = _message(call)
         assert "series 'a': 2024-03-04 19:00:00-06:00, 2024-03-04 21:00:00-06:00" in message
         assert "clock" not in message  # zoned times: no hour skipped by a clock change
+
+
+def test_an_infinite_future_known_covariate_is_not_told_to_become_nan():
+    """The advice "a finite value or NaN" led to the next error: future-known covariates must be complete."""
+    df, _ = make_panel(n_series=3, length=30, seed=0, static=False)
+    df = df[["unique_id", "ds", "y", "promo", "traffic"]].reset_index(drop=True)
+    bad = df.copy()
+    bad.loc[5, "promo"] = np.inf
+    message = _message(lambda: fast_model(horizon=4, future_covariates=["promo"]).fit(bad))
+    assert "replace it with a finite value." in message and "NaN" not in message
+    past = df.copy()
+    past.loc[5, "traffic"] = np.inf
+    message = _message(lambda: fast_model(horizon=4, past_covariates=["traffic"]).fit(past))
+    assert "replace it with a finite value or NaN." in message
+    model = fast_model(horizon=4, max_steps=2, future_covariates=["promo"]).fit(df)
+    future = pd.DataFrame({"unique_id": ["S000"], "ds": [df["ds"].max() + pd.DateOffset(months=1)], "promo": [np.inf]})
+    assert "NaN" not in _message(lambda: model.predict(future_df=future))

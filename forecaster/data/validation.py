@@ -143,7 +143,8 @@ def _check_magnitude(values: np.ndarray, name: str, where) -> None:
         )
 
 
-def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: bool) -> pd.Series:
+def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: bool, nan: bool = True) -> pd.Series:
+    """``df[name]`` as float64, refused unless numeric (``allow_bool``: flags too) and finite (``nan``: NaN allowed)."""
     values = df[name]
     if values.dtype == bool or pd.api.types.is_bool_dtype(values):
         if not allow_bool:
@@ -154,9 +155,8 @@ def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: b
     values = values.astype(np.float64)
     infinite = np.isinf(values.to_numpy())
     if infinite.any():
-        raise ValueError(
-            f"Column `{name}` holds inf at {_first_row(df, infinite, columns)}; replace it with a finite value or NaN."
-        )
+        fix = "a finite value or NaN" if nan else "a finite value"
+        raise ValueError(f"Column `{name}` holds inf at {_first_row(df, infinite, columns)}; replace it with {fix}.")
     _check_magnitude(values.to_numpy(), name, lambda mask: _first_row(df, mask, columns))
     return values
 
@@ -218,8 +218,8 @@ def clean_history(
         frame[columns.id] = frame[columns.id].cat.remove_unused_categories()
     frame[columns.time], tz = _to_naive_times(frame[columns.time], columns.time)
     frame[columns.target] = _numeric_column(frame, columns.target, columns, allow_bool=False)
-    for name in roles.future + roles.past:
-        frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
+    for name in roles.future + roles.past:  # a future-known covariate must be complete: no NaN to suggest
+        frame[name] = _numeric_column(frame, name, columns, allow_bool=True, nan=name not in roles.future)
     _check_duplicates(frame, columns, argument, naive=tz is None)
     frame = in_series_order(frame, columns.id, columns.time)
     observed = frame[columns.target].notna().groupby(frame[columns.id], sort=False, observed=True).any()
@@ -383,7 +383,7 @@ def clean_future(future_df: pd.DataFrame, columns: Columns, roles: CovariateRole
     frame = plain_columns(future_df.loc[:, needed], [columns.id, columns.time])
     frame[columns.time] = _future_times(frame[columns.time], columns.time, tz_token)
     for name in roles.future:  # missing values and duplicates are refused where the horizon's rows are placed
-        frame[name] = _numeric_column(frame, name, columns, allow_bool=True)
+        frame[name] = _numeric_column(frame, name, columns, allow_bool=True, nan=False)
     return in_series_order(frame, columns.id, columns.time)
 
 
