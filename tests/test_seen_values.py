@@ -15,6 +15,7 @@ import pytest
 from conftest import fast_model
 
 from forecaster import Seq2SeqForecaster
+from forecaster.datasets import make_panel
 
 HORIZON = 7
 
@@ -143,3 +144,20 @@ def test_a_backtest_says_nothing_in_either_mode():
             model = fast_model(horizon=HORIZON, future_covariates=["open", "holiday"])
             backtest(model, df, n_windows=2, refit=refit, baselines=(), progress=False)
         assert not [w for w in caught if "never saw" in str(w.message)], refit
+
+
+def test_a_static_category_the_fit_never_saw_is_named():
+    """A new series of a new kind was read as no category (all zeros) without a word; numeric values warn."""
+    from forecaster.data.seen_values import UnseenValueWarning
+
+    df, _ = make_panel(n_series=4, length=30, seed=0, static=False)
+    df = df[["unique_id", "ds", "y"]].assign(kind=np.where(df["unique_id"].isin(["S000", "S001"]), "a", "b"))
+    model = fast_model(horizon=4, max_steps=2, static_covariates=["kind"]).fit(df)
+    new = df[df["unique_id"] == "S003"].assign(unique_id="S099", kind="zzz")
+    with pytest.warns(
+        UnseenValueWarning, match=r"`kind` holds categories the fit never saw \(\['zzz'\] for 1 series such as \['S099'\]\)"
+    ):
+        model.predict(df=new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(df=df[df["unique_id"] == "S003"].assign(unique_id="S098"))  # a new series of a known kind

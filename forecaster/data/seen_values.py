@@ -32,7 +32,8 @@ TOLERANCE = 1e-6
 
 
 class UnseenValueWarning(UserWarning):
-    """A forecast reads a future-known covariate at a value the fit never saw: the network extrapolates there."""
+    """A forecast reads a future-known covariate at a value the fit never saw (the network extrapolates there), or a
+    static category it never saw (read as none)."""
 
 
 def seen_values(finite: np.ndarray) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..callers import warn_user
 from .frames import shown_ids
+from .seen_values import UnseenValueWarning
 
 
 def json_value(value: object) -> object:
@@ -54,12 +55,21 @@ def check_static_types(name: str, known: list, values: list) -> None:
 
 
 def warn_near_labels(name: str, per_series: pd.DataFrame, unseen: np.ndarray, ids: np.ndarray, known: list) -> None:
-    """A warning where a static's unseen values differ from fitted categories only in case or spaces (a misspelling
-    or relabelling): a new series of a new kind gets no category without a word, as documented."""
+    """Warnings for a static's values the fit never saw (``unseen`` rows of ``per_series``): new categories are read as
+    none (``UnseenValueWarning``), and values that differ from fitted categories only in case or spaces (a
+    misspelling or relabelling) are named with the categories they match."""
     fitted = {str(k).strip().casefold(): k for k in known}
     values = per_series[name].to_numpy()
     folded = pd.Series(values[unseen], dtype=object).astype(str).str.strip().str.casefold()
     near = folded.isin(list(fitted)).to_numpy()  # unseen rows only, without a loop over series
+    new = np.flatnonzero(unseen)[~near]
+    if len(new):
+        warn_user(
+            f"Static covariate `{name}` holds categories the fit never saw ({reprlib.repr(list(pd.unique(values[new])))} "
+            f"for {len(new)} series such as {shown_ids(ids[new[:3]].tolist())}): they are read as no category (all "
+            "zeros), so the forecast of those series reads no effect of the category.",
+            UnseenValueWarning,
+        )
     if not near.any():
         return
     rows = np.flatnonzero(unseen)[near]
