@@ -618,3 +618,22 @@ def test_a_future_frame_error_of_a_zoned_hourly_model_says_its_times_are_utc():
     future = pd.DataFrame({"unique_id": "a", "ds": pd.date_range(hours[-1], periods=5, freq="h")[2:], "open": 1.0})
     with pytest.raises(ValueError, match=r"at 2024-04-06 22:00:00 .*times above are in UTC.*Europe/Berlin's offset"):
         model.predict(future_df=future)
+
+
+def test_a_constant_series_under_a_moving_price_is_its_constant_within_the_prices_it_held():
+    from forecaster.datasets import make_panel
+
+    df, _ = make_panel(n_series=4, length=48, seed=3, static=False, short_share=0.0, missing_share=0.0)
+    rng = np.random.default_rng(0)
+    df = df[["unique_id", "ds", "y"]].assign(price=np.round(rng.uniform(9.0, 11.0, len(df)), 2))
+    flat = df["unique_id"] == "S001"
+    df.loc[flat, "y"] = 100.0
+    model = fast_model(future_covariates=["price"]).fit(df)
+    future = future_frame(df, 6).assign(price=[10.13, 9.57, 10.88, 10.02, 25.0, 9.31] * 4)  # 25: never held
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the price 25 is named in a warning of its own
+        out = model.predict(future_df=future)
+    levels = [c for c in out if c.startswith("y_hat")]
+    constant = out[out["unique_id"] == "S001"][levels].to_numpy()
+    assert (constant[[0, 1, 2, 3, 5]] == 100.0).all()
+    assert (constant[4] != 100.0).any()

@@ -7,9 +7,11 @@ interval from 0 to 200. Nothing in such a history says the series moves, so it i
 level.
 
 With future-known covariates the horizon could say otherwise: a promotion the series has never had. A step keeps
-the model's forecast only where its covariates take values (all of them together) that the series' observed history
-never held; a step whose covariates the history held at its constant (no promotion, as always; or a promotion, under
-which it stayed constant too) is forecast as that constant.
+the model's forecast only where its covariates take values that the series' observed history never held; a step
+whose covariates the history held at its constant (no promotion, as always; or a promotion, under which it stayed
+constant too) is forecast as that constant. Flags and codes must take values the history held together; a
+measurement (a price that moved between 9.80 and 10.40 while the series stayed at 100) must lie within the range the
+history held, since its exact values seldom repeat.
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.panel import Panel
+from ..data.seen_values import CHECKED_CODES
+
+# Relative slack of a measurement's range: a value the history held, written back with rounding, is within it.
+RANGE_TOLERANCE = 1e-9
 
 
 def constant_history(y: np.ndarray, seen: np.ndarray, series: np.ndarray, origins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -33,27 +39,54 @@ def constant_history(y: np.ndarray, seen: np.ndarray, series: np.ndarray, origin
 
 
 def steps_seen(panel: Panel, y: np.ndarray, series: np.ndarray, origins: np.ndarray, horizon: int) -> np.ndarray:
-    """(B, H) bool: whether each horizon step's future-known covariates (all of them, together) take values that its
-    series' observed history up to the origin held on some period. All True without future-known covariates.
+    """(B, H) bool: whether each horizon step's future-known covariates take values that its series' observed history
+    up to the origin held. All True without future-known covariates.
 
-    Each distinct series' periods are coded once (``_period_codes``), and each (series, code) pair's first observed
-    period found once; a step is seen where its pair was first observed by its window's origin. Memory follows the
-    distinct series' rows, not the windows (a one-pass backtest sends each series once per fold), and nothing loops
-    over windows or steps.
+    Flags and codes (at most ``CHECKED_CODES`` distinct values in the panel) must take, all together, values the
+    history held on some period (:func:`_codes_held`); a measurement (a price, a temperature: more distinct values,
+    which seldom repeat exactly) must lie within the range the history held (:func:`_within_ranges`). Each distinct
+    series is read once: memory follows its rows, not the windows, and nothing loops over windows or steps.
     """
     if panel.future.shape[2] == 0 or len(series) == 0:
         return np.ones((len(series), horizon), dtype=bool)
     distinct, at = np.unique(series, return_inverse=True)
-    _, codes = np.unique(_period_codes(panel.future[distinct]), return_inverse=True)  # compact: 0 .. K-1
-    codes = codes.reshape(len(distinct), -1).astype(np.int64)
+    values, observed = panel.future[distinct], np.isfinite(y[distinct])
+    measured = np.array([len(np.unique(column[np.isfinite(column)])) > CHECKED_CODES for column in values.T])
+    ahead = origins[:, None] + np.arange(1, horizon + 1)[None, :]
+    held = np.ones((len(series), horizon), dtype=bool)
+    if not measured.all():
+        held &= _codes_held(values[..., ~measured], observed, at, origins, ahead)
+    if measured.any():
+        held &= _within_ranges(values[..., measured], observed, at, origins, ahead)
+    return held
+
+
+def _codes_held(values: np.ndarray, observed: np.ndarray, at: np.ndarray, origins: np.ndarray, ahead: np.ndarray) -> np.ndarray:
+    """(B, H): whether each step's codes (all together) were held on an observed period of its series by the origin.
+
+    Each distinct series' periods are coded once (``_period_codes``) and each (series, code) pair's first observed
+    period found once; a step is held where its pair was first observed by its window's origin.
+    """
+    _, codes = np.unique(_period_codes(values), return_inverse=True)  # compact: 0 .. K-1
+    codes = codes.reshape(values.shape[:2]).astype(np.int64)
     width = int(codes.max()) + 1
-    rows, columns = np.nonzero(np.isfinite(y[distinct]))  # row-major: each row's columns ascending
+    rows, columns = np.nonzero(observed)  # row-major: each row's columns ascending
     keys, first = np.unique(rows * width + codes[rows, columns], return_index=True)
     first_column = columns[first]  # each (series, code) pair's earliest observed period
-    ahead = origins[:, None] + np.arange(1, horizon + 1)[None, :]
     wanted = at[:, None] * width + codes[at[:, None], ahead]
     where = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     return (keys[where] == wanted) & (first_column[where] <= origins[:, None])
+
+
+def _within_ranges(values: np.ndarray, observed: np.ndarray, at: np.ndarray, origins: np.ndarray, ahead: np.ndarray):
+    """(B, H): whether each step's measurements all lie within the range its series' observed periods held by the
+    origin (running extremes over each distinct series, then one lookup per window)."""
+    seen = observed[..., None]
+    high = np.maximum.accumulate(np.where(seen, values, -np.inf), axis=1)[at, origins][:, None, :]
+    low = np.minimum.accumulate(np.where(seen, values, np.inf), axis=1)[at, origins][:, None, :]
+    step = values[at[:, None], ahead]  # (B, H, M)
+    slack = RANGE_TOLERANCE * np.maximum(np.abs(low), np.abs(high))
+    return ((step >= low - slack) & (step <= high + slack)).all(axis=-1)
 
 
 def _period_codes(rows: np.ndarray) -> np.ndarray:
