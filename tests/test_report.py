@@ -714,3 +714,19 @@ def test_errors_and_coverage_are_split_by_each_value_of_a_future_known_flag(tmp_
     assert row["coverage_seq2seq"] == pytest.approx(inside)
     text = (tmp_path / "r" / "report.md").read_text()
     assert "#### By future-known covariate value" in text
+
+
+def test_a_report_of_a_panel_whose_covariate_is_named_as_a_key_column_is_written(tmp_path):
+    """A past covariate named `y` beside a target named `sales` made the report fail in its overview plot (the target,
+    renamed to `y`, gave a second `y` column)."""
+    df, _ = make_panel(n_series=4, length=40, seed=1, missing_share=0.0)
+    renamed = df.rename(columns={"unique_id": "store", "ds": "month", "y": "sales", "traffic": "y"})
+    model = fast_model(
+        horizon=6, id_col="store", time_col="month", target_col="sales", past_covariates=["y"], future_covariates=["promo"]
+    )
+    result = forecaster.backtest(model, renamed, n_windows=1, baselines=("seasonal_naive",), progress=False)
+    result.to_report(tmp_path / "report")
+    assert (tmp_path / "report" / "report.html").is_file()
+    assert result.settings["model_params"]["past_covariates"] == ["y"]  # the result itself is left as it was
+    written = pd.read_csv(tmp_path / "report" / "forecasts.csv")
+    np.testing.assert_allclose(written["y"], result.forecasts["y"])  # the actuals are the target's

@@ -117,8 +117,14 @@ def _canonical(result):
     names = tuple(params.get(k) or d for k, d in (("id_col", "unique_id"), ("time_col", "ds"), ("target_col", "y")))
     renames = dict(zip(names, ("unique_id", "ds", "y"), strict=True))
     data, attention = result.data, result.attention
+    # A covariate named as a key column the report uses (``y`` beside a target ``sales``) takes a name of its own.
+    clashes = {c: f"{c} (covariate)" for c in renames.values() if c not in renames and data is not None and c in data}
+    if clashes:
+        roles = ("future_covariates", "past_covariates", "static_covariates")
+        params = {**params, **{k: [clashes.get(n, n) for n in params.get(k) or ()] for k in roles}}
+        result = dataclasses.replace(result, settings={**result.settings, "model_params": params})
     if data is not None:
-        data = data.rename(columns=renames)
+        data = data.rename(columns={**clashes, **renames})
     if attention is not None:
         attrs = dict(attention.attrs)
         attention = attention.rename(columns={**renames, f"{names[1]}_history": "ds_history"})
