@@ -123,3 +123,23 @@ def test_an_actual_equal_to_every_quantile_is_covered_as_a_randomized_pit_would_
     expected = (shares[:, 2] - shares[:, 0]).mean()  # the calibration's hit rates at q90 less q10, point by point
     assert metrics["coverage"].iloc[0] == pytest.approx(expected)
     assert expected == pytest.approx((0.8 + 1.0 + (1 - 0.1 / 0.7) + 0.0) / 4)  # closed, inside, tied below, outside
+
+
+def test_a_tie_for_the_lowest_mase_shares_the_win():
+    """An exact tie (seq2seq and seasonal naive both at MASE 0 on a closed season) was credited to the model first in
+    alphabetical order: never to seq2seq."""
+    from forecaster.evaluation.result import summarise
+
+    metrics = pd.DataFrame(
+        {
+            "unique_id": ["a"] * 3 + ["b"] * 3,
+            "cutoff": pd.Timestamp("2020-01-01"),
+            "model": ["seq2seq", "seasonal_naive", "auto_ets"] * 2,
+            "mase": [0.0, 0.0, 0.5, 0.4, 0.9, 0.6],
+            "smape": 0.1,
+            "zero_scale": False,
+        }
+    )
+    timings = pd.DataFrame({"model": ["seq2seq", "seasonal_naive", "auto_ets"], "fit_seconds": 1.0})
+    wins = summarise(metrics, timings, ["seq2seq", "seasonal_naive", "auto_ets"])["win_rate"]
+    assert wins.to_dict() == {"seq2seq": 0.75, "seasonal_naive": 0.25, "auto_ets": 0.0}

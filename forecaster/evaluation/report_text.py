@@ -66,7 +66,7 @@ GLOSSARY = (
         "MASE over the baseline's, on the series and folds both scored (below 1: the model's errors are smaller)",
     ),
     ("median MASE", "median_mase", "the median over series and folds of the MASE"),
-    ("wins", "win_rate", "the share of series-folds where the model has the lowest MASE of all models"),
+    ("wins", "win_rate", "the share of series-folds where the model has the lowest MASE of all models (a tie shares the win)"),
     (
         "WQL",
         "wql",

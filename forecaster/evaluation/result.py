@@ -111,7 +111,8 @@ def summarise(metrics: pd.DataFrame, timings: pd.DataFrame, models: list[str]) -
     """The summary table of :meth:`BacktestResult.summary`."""
     wide = metrics.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase", dropna=False)
     scored = wide.dropna()
-    best = scored.idxmin(axis=1) if len(scored) else pd.Series(dtype=object)
+    lowest = scored.eq(scored.min(axis=1), axis=0)  # a tie (two models at MASE 0 on a closed season) shares the win
+    wins = lowest.div(lowest.sum(axis=1), axis=0)
     rows = []
     for model in models:
         part = metrics[metrics["model"] == model]
@@ -122,7 +123,7 @@ def summarise(metrics: pd.DataFrame, timings: pd.DataFrame, models: list[str]) -
             "mean_smape": part["smape"].mean(),
             "n_scored": int(part["mase"].notna().sum()),
             "n_zero_scale": int(part["zero_scale"].sum()),
-            "win_rate": float((best == model).mean()) if len(best) else np.nan,
+            "win_rate": float(wins[model].mean()) if len(wins) and model in wins else np.nan,
         }
         for baseline in BASELINES:
             if baseline in scored.columns and model in scored.columns:
