@@ -155,3 +155,29 @@ def test_a_report_without_quantiles_drops_the_previous_calibration_files(tmp_pat
     dataclasses.replace(hostile_result, quantile_metrics=None).to_report(out)
     assert not {"calibration.csv", "calibration_by_fold.csv"} & {p.name for p in out.iterdir()}
     plt.close("all")
+
+
+def test_a_report_interrupted_while_its_files_are_swapped_in_leaves_the_previous_report(tmp_path, hostile_result, monkeypatch):
+    """The files were replaced one by one: an interrupt at the fourth left new forecasts beside old plots."""
+    import os as real_os
+
+    out = tmp_path / "r"
+    hostile_result.to_report(out, title="first")
+    (out / "notes.txt").write_text("mine")
+    before = {p: p.read_bytes() for p in _files(out)}
+    changed = dataclasses.replace(hostile_result, forecasts=hostile_result.forecasts.assign(seq2seq=lambda f: f["seq2seq"] + 1))
+    calls = {"n": 0}
+    original = real_os.replace
+
+    def interrupted(source, destination):
+        calls["n"] += 1
+        if calls["n"] == 20:  # past the previous files' move out of the way, into the new files' move in
+            raise KeyboardInterrupt
+        return original(source, destination)
+
+    monkeypatch.setattr(forecaster.evaluation.report.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        changed.to_report(out, title="second")
+    monkeypatch.setattr(forecaster.evaluation.report.os, "replace", original)
+    assert {p: p.read_bytes() for p in _files(out)} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"], "a temporary folder was left behind"

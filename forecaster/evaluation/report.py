@@ -94,11 +94,7 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
         if not target.exists():
             staging.rename(target)  # a new report appears whole, in one step
         else:
-            for name in names:
-                os.replace(staging / name, target / name)
-            for name in set(REPORT_FILES) - set(names):
-                (target / name).unlink(missing_ok=True)
-            staging.rmdir()
+            _swap_files(staging, target, names)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         for parent in created:
@@ -108,6 +104,30 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
                 break
         raise
     return folder / "report.md"
+
+
+def _swap_files(staging: Path, target: Path, names: list[str]) -> None:
+    """Move the new report's ``names`` from ``staging`` into ``target``, the previous report's files out of the way
+    first (into ``staging``'s folder ``previous``); an interruption puts every previous file back, so ``target``
+    holds one report or the other, never a mix."""
+    previous = staging / ".previous"
+    previous.mkdir()
+    moved: list[str] = []
+    try:
+        for name in sorted(set(REPORT_FILES) | set(names)):
+            if (target / name).exists():
+                os.replace(target / name, previous / name)
+                moved.append(name)
+        for name in names:
+            os.replace(staging / name, target / name)
+    except BaseException:
+        for name in names:
+            if not (staging / name).exists():  # moved in already: take it out again
+                (target / name).unlink(missing_ok=True)
+        for name in moved:
+            os.replace(previous / name, target / name)
+        raise
+    shutil.rmtree(staging)
 
 
 def _canonical(result):
