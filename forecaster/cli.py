@@ -147,12 +147,12 @@ def _pick_ids(requested: list[str] | None, known: list, max_series: int) -> list
 
 
 def _explain(args: argparse.Namespace) -> int:
-    import matplotlib.pyplot as plt
     import pandas as pd
 
     from .estimator import Seq2SeqForecaster
+    from .evaluation.staged_folder import staged_folder
     from .model.fitted import history_in_zone
-    from .plots import attention_diagnostics, plot_attention, plot_attention_profile, plot_forecast, series_file_name
+    from .plots import attention_diagnostics
 
     out = _writable_out(Path(args.out))
     model = Seq2SeqForecaster.load(args.model_dir)
@@ -175,31 +175,11 @@ def _explain(args: argparse.Namespace) -> int:
     forecasts = model.predict(df=df, future_df=future)
     ids = _pick_ids(args.ids, list(pd.unique(forecasts[model.id_col])), args.max_series)
     history = df if df is not None else history_in_zone(model)
-    out.mkdir(parents=True, exist_ok=True)
-    for uid in ids:
-        fig = plot_attention(
-            explanation,
-            df=history,
-            unique_id=uid,
-            forecasts=forecasts,
-            id_col=model.id_col,
-            time_col=model.time_col,
-            target_col=model.target_col,
-        )
-        fig.savefig(series_file_name(out, "attention_", uid), dpi=110, bbox_inches="tight")
-        plt.close(fig)
-    fig = plot_attention_profile(explanation, model.season_length_, relative_to="target", id_col=model.id_col)
-    fig.savefig(out / "attention_profile.png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    fig = plot_forecast(
-        forecasts, history, unique_ids=ids, id_col=model.id_col, time_col=model.time_col, target_col=model.target_col
-    )
-    fig.savefig(out / "forecasts.png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    with staged_folder(out) as staging:  # every file or none: an interrupt leaves the folder as it was
+        _explain_files(staging, model, explanation, forecasts, history, ids)
     diagnostics = attention_diagnostics(
         explanation, model.season_length_, id_col=model.id_col, model=model, df=history, future_df=future
     )
-    explanation.to_csv(out / "attention.csv", index=False)
     shares = diagnostics.share_occlusion_ratio
     share_words = f"shares' occlusion ratio {shares:.2f}" if shares == shares else "no shares (log_target)"
     print(
@@ -208,6 +188,26 @@ def _explain(args: argparse.Namespace) -> int:
         f"uniform, last-season share {diagnostics.last_season_share:.2f}; {_history_words(args.data, model)}; plots in {out}"
     )
     return 0
+
+
+def _explain_files(out: Path, model, explanation, forecasts, history, ids: list) -> None:
+    """The files of ``forecaster explain``: each series' attention map, the profile, the forecasts, attention.csv."""
+    import matplotlib.pyplot as plt
+
+    from .plots import plot_attention, plot_attention_profile, plot_forecast, series_file_name
+
+    columns = dict(id_col=model.id_col, time_col=model.time_col, target_col=model.target_col)
+    for uid in ids:
+        fig = plot_attention(explanation, df=history, unique_id=uid, forecasts=forecasts, **columns)
+        fig.savefig(series_file_name(out, "attention_", uid), dpi=110, bbox_inches="tight")
+        plt.close(fig)
+    fig = plot_attention_profile(explanation, model.season_length_, relative_to="target", id_col=model.id_col)
+    fig.savefig(out / "attention_profile.png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    fig = plot_forecast(forecasts, history, unique_ids=ids, **columns)
+    fig.savefig(out / "forecasts.png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    explanation.to_csv(out / "attention.csv", index=False)
 
 
 def _explain_once(args: argparse.Namespace) -> int:

@@ -175,9 +175,35 @@ def test_a_report_interrupted_while_its_files_are_swapped_in_leaves_the_previous
             raise KeyboardInterrupt
         return original(source, destination)
 
-    monkeypatch.setattr(forecaster.evaluation.report.os, "replace", interrupted)
+    monkeypatch.setattr(forecaster.evaluation.staged_folder.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         changed.to_report(out, title="second")
-    monkeypatch.setattr(forecaster.evaluation.report.os, "replace", original)
+    monkeypatch.setattr(forecaster.evaluation.staged_folder.os, "replace", original)
     assert {p: p.read_bytes() for p in _files(out)} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"], "a temporary folder was left behind"
+
+
+def test_an_interrupted_explain_leaves_no_partial_output(tmp_path, panel, monkeypatch):
+    """`forecaster explain` wrote into --out directly: an interrupt while writing attention.csv left five plots and
+    no table."""
+    import pandas as pd
+
+    df, _ = panel
+    fast_model().fit(df).save(tmp_path / "model")
+    df.to_csv(tmp_path / "history.csv", index=False)
+    out = tmp_path / "plots"
+    original = pd.DataFrame.to_csv
+
+    def interrupted(frame, path=None, *args, **kwargs):
+        if str(path).endswith("attention.csv"):
+            raise KeyboardInterrupt
+        return original(frame, path, *args, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", interrupted)
+    with pytest.raises(SystemExit) as raised:  # the command line's exit status for Ctrl-C
+        _explain(tmp_path, out, "S000")
+    assert raised.value.code == 130
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["history.csv", "model"]
+    monkeypatch.setattr(pd.DataFrame, "to_csv", original)
+    assert _explain(tmp_path, out, "S000") == 0
+    assert {"attention.csv", "attention_profile.png", "forecasts.png"} <= {p.name for p in out.iterdir()}

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-import secrets
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -33,6 +30,7 @@ from .report_text import (
     verdict_line,
     verdict_sentence,
 )
+from .staged_folder import staged_folder
 
 # The report's words are written in ``report_text`` and ``report_settings``, the series it picks chosen in ``analysis``;
 # these names stay importable from here.
@@ -81,53 +79,9 @@ def write_report(result, folder: Path, title: str | None = None) -> Path:
     beside a new one.
     """
     folder = Path(folder)
-    target = folder.resolve()
-    if target.exists() and not target.is_dir():
-        raise NotADirectoryError(f"Cannot write a report into {folder}: it is a file.")
-    created = [p for p in (target.parent, *target.parent.parents) if not p.exists()]  # deepest first
-    target.parent.mkdir(parents=True, exist_ok=True)
-    beside = target if target.exists() else target.parent
-    staging = beside / f".{target.name}.partial-{secrets.token_hex(4)}"
-    staging.mkdir()
-    try:
-        names = _write_files(result, staging, title)
-        if not target.exists():
-            staging.rename(target)  # a new report appears whole, in one step
-        else:
-            _swap_files(staging, target, names)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        for parent in created:
-            try:
-                parent.rmdir()
-            except OSError:
-                break
-        raise
+    with staged_folder(folder, REPORT_FILES) as staging:
+        _write_files(result, staging, title)
     return folder / "report.md"
-
-
-def _swap_files(staging: Path, target: Path, names: list[str]) -> None:
-    """Move the new report's ``names`` from ``staging`` into ``target``, the previous report's files out of the way
-    first (into ``staging``'s folder ``previous``); an interruption puts every previous file back, so ``target``
-    holds one report or the other, never a mix."""
-    previous = staging / ".previous"
-    previous.mkdir()
-    moved: list[str] = []
-    try:
-        for name in sorted(set(REPORT_FILES) | set(names)):
-            if (target / name).exists():
-                os.replace(target / name, previous / name)
-                moved.append(name)
-        for name in names:
-            os.replace(staging / name, target / name)
-    except BaseException:
-        for name in names:
-            if not (staging / name).exists():  # moved in already: take it out again
-                (target / name).unlink(missing_ok=True)
-        for name in moved:
-            os.replace(previous / name, target / name)
-        raise
-    shutil.rmtree(staging)
 
 
 def _canonical(result):
