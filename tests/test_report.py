@@ -404,7 +404,7 @@ def test_best_and_worst_are_picked_by_the_models_own_mase_and_drawn_on_their_bes
 
 
 def test_the_attention_maps_of_a_report_share_one_colour_scale(monkeypatch, tmp_path):
-    from forecaster.evaluation import staged_folder as report_module
+    from forecaster.evaluation import report as report_module
 
     seen = []
     original = report_module.plot_attention
@@ -461,7 +461,7 @@ def test_the_summary_speaks_words_with_the_comparison_first_and_the_csv_keeps_th
 
 def test_a_series_that_is_two_picks_is_plotted_once(result, tmp_path, monkeypatch):
     """When the best and the median series were the same series, its plots appeared twice."""
-    from forecaster.evaluation import staged_folder as report_module
+    from forecaster.evaluation import report as report_module
 
     first = result.metrics["unique_id"].iloc[0]
     monkeypatch.setattr(
@@ -510,7 +510,7 @@ def test_a_report_into_an_existing_folder_is_staged_inside_it_so_it_never_moves_
     import errno
     import os
 
-    from forecaster.evaluation import staged_folder as report_module
+    from forecaster.evaluation import staged_folder
 
     target = (tmp_path / "volume").resolve()
     target.mkdir()
@@ -522,7 +522,7 @@ def test_a_report_into_an_existing_folder_is_staged_inside_it_so_it_never_moves_
             raise OSError(errno.EXDEV, "Invalid cross-device link")
         return real_replace(src, dst)
 
-    monkeypatch.setattr(report_module.os, "replace", replace_on_one_device)
+    monkeypatch.setattr(staged_folder.os, "replace", replace_on_one_device)
     result.to_report(target)
     assert (target / "report.html").stat().st_size > 0 and (target / "notes.txt").read_text() == "mine"
     assert not [p for p in target.iterdir() if p.name.startswith(".")]  # no staging folder left
