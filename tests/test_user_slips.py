@@ -105,3 +105,18 @@ def test_ids_that_match_only_as_text_are_named_with_their_dtypes(panel3):
     covariates = numbered[["unique_id", "ds", "promo"]].astype({"unique_id": str})
     with pytest.raises(ValueError, match=r"`future_covariates_df` has `unique_id` values of dtype object"):
         backtest(model, numbered.drop(columns="promo"), future_covariates_df=covariates, **QUIET)
+
+
+def test_a_static_given_another_value_in_future_df_is_named(panel3):
+    """A static in `future_df` is not read (statics come from the history): a changed category was ignored silently."""
+    model = fast_model(static_covariates=["group"], future_covariates=["promo"]).fit(panel3)
+    future = future_frame(panel3, 6)
+    groups = panel3.drop_duplicates("unique_id").set_index("unique_id")["group"]
+    same = future.assign(group=future["unique_id"].map(groups))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        expected = model.predict(future_df=same)  # the whole frame passed along: nothing to say
+    changed = same.assign(group=np.where(same["unique_id"] == "S000", "Z", same["group"]))
+    with pytest.warns(UserWarning, match=r"`group` is a static covariate.*1 series such as \['S000'\] \('Z' against 'A'\)"):
+        forecast = model.predict(future_df=changed)
+    pd.testing.assert_frame_equal(forecast, expected)

@@ -80,3 +80,24 @@ def warn_near_labels(name: str, per_series: pd.DataFrame, unseen: np.ndarray, id
         f"({shown}; {len(rows)} series such as {shown_ids(ids[rows[:3]].tolist())}): they are read as new categories "
         "(all zeros). Give the labels as fitted, or refit."
     )
+
+
+def warn_statics_ahead(future_df: pd.DataFrame, history: pd.DataFrame, id_col: str, names: tuple[str, ...]) -> None:
+    """A warning where ``future_df`` gives a static covariate another value than the history does for a series: the
+    forecast reads statics from the history (they hold for the whole series), so a new value there would be ignored
+    without a word. Equal values (the whole frame passed along) say nothing."""
+    for name in (n for n in names if n in future_df.columns):
+        known = history.drop_duplicates(id_col).set_index(id_col)[name]
+        ahead = future_df[[id_col, name]].drop_duplicates()
+        before = ahead[id_col].map(known)
+        differs = (before.notna() & (before.astype(object) != ahead[name].astype(object))).to_numpy()
+        if not differs.any():
+            continue
+        first = ahead.loc[differs].iloc[0]
+        series = ahead.loc[differs, id_col].unique()
+        warn_user(
+            f"`future_df` column `{name}` is a static covariate, which the forecast reads from the history, not from "
+            f"`future_df`: it differs from the history's for {len(series)} series such as {shown_ids(series[:3].tolist())} "
+            f"({first[name]!r} against {known[first[id_col]]!r}). A static holds for the whole series: give the new "
+            "value in the history and refit, or drop the column from `future_df`."
+        )

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.frequency import normalise_freq
 from ..data.panel import Panel, padding_expected, with_future
+from ..data.static_labels import warn_statics_ahead
 from ..data.validation import Columns, clean_future, clean_history, restore_zone
 from .files.migration import unrecorded_blend
 from .inference import Forecast, accountable, forecast_windows, model_panel, panel_digest, state_units
@@ -102,6 +103,8 @@ class FittedModel:
                 f"for the {self.horizon} periods after each series' end."
             )
         future = None if future_df is None else clean_future(future_df, columns, state.roles, tz, set_aside(state))
+        if future_df is not None and state.roles.static:
+            warn_statics_ahead(future_df, frame, columns.id, state.roles.static)
         try:
             named = df is None and memo is not None and memo.tail_named
             panel = self.panel(frame, future if state.roles.future else None, new_history=not named)
