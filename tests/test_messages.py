@@ -263,3 +263,22 @@ def test_an_infinite_future_known_covariate_is_not_told_to_become_nan():
     model = fast_model(horizon=4, max_steps=2, future_covariates=["promo"]).fit(df)
     future = pd.DataFrame({"unique_id": ["S000"], "ds": [df["ds"].max() + pd.DateOffset(months=1)], "promo": [np.inf]})
     assert "NaN" not in _message(lambda: model.predict(future_df=future))
+
+
+def test_future_dates_off_the_models_calendar_say_what_to_change():
+    """Mondays for a Sunday model were answered "fit the model with freq='W-MON' or resample the data", and midnight
+    for a model dated 23:59 named a Sunday as off a Sunday grid without the time of day."""
+    ds = pd.date_range("2022-01-02", periods=60, freq="W-SUN")
+    df = pd.concat([pd.DataFrame({"unique_id": s, "ds": ds, "y": np.arange(60.0) + i, "price": 1.0}) for i, s in enumerate("ab")])
+
+    def future(start, freq):
+        return pd.concat(
+            [pd.DataFrame({"unique_id": s, "ds": pd.date_range(start, periods=4, freq=freq), "price": 1.0}) for s in "ab"]
+        )
+
+    model = fast_model(horizon=4, max_steps=2, future_covariates=["price"]).fit(df)
+    mondays = _message(lambda: model.predict(future_df=future(ds[-1] + pd.Timedelta(days=1), "W-MON")))
+    assert "date its rows on the model's calendar" in mondays and "fit the model with" not in mondays
+    late = fast_model(horizon=4, max_steps=2, future_covariates=["price"]).fit(df.assign(ds=df["ds"] + pd.Timedelta("23h59min")))
+    midnight = _message(lambda: late.predict(future_df=future(ds[-1] + pd.Timedelta(days=7), "W-SUN")))
+    assert "(the grid's times are at 23:59:00, this one is at 00:00:00)" in midnight

@@ -67,9 +67,13 @@ def positions(times: pd.Series, grid: pd.DatetimeIndex, ids: pd.Series, offset: 
         own = _own_frequency(times, ids, offset, first=[ids.iloc[row]])
         if own is not None:
             raise ValueError(_spacing_message(argument, *own, offset))
+        stamp = pd.Timestamp(times.iloc[row])
+        clock = ""
+        if len(grid) and stamp.normalize() != stamp - (grid[0] - grid[0].normalize()):  # another time of day
+            clock = f" (the grid's times are at {grid[0]:%H:%M:%S}, this one is at {stamp:%H:%M:%S})"
         raise ValueError(
-            f"`{argument}`: timestamp {when(times.iloc[row])} of series {shown_id(ids.iloc[row])} is not on the "
-            f"{offset.freqstr!r} grid; check `freq` or resample the data."
+            f"`{argument}`: timestamp {when(stamp)} of series {shown_id(ids.iloc[row])} is not on the "
+            f"{offset.freqstr!r} grid{clock}; check `freq` or resample the data."
         )
     return pos
 
@@ -119,6 +123,11 @@ def _spacing_message(argument: str, alias: str, uid, offset: pd.DateOffset) -> s
         f"{word} ({alias!r}, e.g. series {shown_id(uid)})" if word else f"spaced {alias!r} apart (e.g. series {shown_id(uid)})"
     )
     weeks = " ('W' means weeks ending on Sunday)" if offset.freqstr == "W-SUN" else ""
+    if argument == "future_df":  # the model's calendar is settled by its history: the horizon's dates must follow it
+        return (
+            f"`future_df`: its dates look {looks} but the model's frequency is {offset.freqstr!r}{weeks}; date its rows "
+            f"on the model's calendar, the {offset.freqstr!r} periods after each series' last timestamp."
+        )
     return (
         f"`{argument}`: the data looks {looks} but the model's frequency is {offset.freqstr!r}{weeks}; "
         f"fit the model with freq={alias!r} (in a study spec: freq = {alias!r} under [data]) or resample the data to "
