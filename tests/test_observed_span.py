@@ -318,3 +318,20 @@ def test_a_fold_whose_cutoff_falls_in_a_run_of_missing_targets_fits_as_fit_does(
     others = fold[fold["unique_id"] != "S001"].merge(alone, on=["unique_id", "ds"])
     assert len(others) == 4 * 6
     np.testing.assert_allclose(others["seq2seq"], others["y_hat"], rtol=0, atol=1e-9)
+
+
+def test_the_ragged_cutoffs_warning_names_a_series_with_its_own_cutoff():
+    """The example series was the first of the early ones, named with the fold's earliest cutoff (another series')."""
+    import warnings
+
+    df, _ = make_panel(n_series=5, length=48, seed=1, missing_share=0.0, static=False)
+    df = df[["unique_id", "ds", "y"]]
+    ends = {"S001": 2, "S002": 5}  # S001 ends 2 months early, S002 five: the earliest cutoff is S002's
+    for uid, months in ends.items():
+        df = df[~((df["unique_id"] == uid) & (df.groupby("unique_id").cumcount(ascending=False) < months))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = backtest(fast_model(horizon=6, max_steps=2), df, n_windows=1, baselines=("seasonal_naive",), progress=False)
+    (ragged,) = [str(w.message) for w in caught if "Series end at different times" in str(w.message)]
+    own = result.forecasts.groupby("unique_id")["cutoff"].first()["S002"]
+    assert f"'S002', cutoff {own.date()}" in ragged

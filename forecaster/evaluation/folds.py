@@ -324,9 +324,10 @@ def warn_ragged_cutoffs(folds: list[Fold], id_col: str) -> None:
         return
     fold, low, high = ragged[-1]
     early = fold.cutoffs[fold.cutoffs < high]
+    first = early.idxmin()  # the example is the series with the earliest cutoff, named with its own
     warnings.warn(
         f"Series end at different times, so each fold cuts each series at its own origin: in fold {fold.number}, "
-        f"{len(early)} series (e.g. {early.index[0]!r}, cutoff {when(shown_time(low, None))}) "
+        f"{len(early)} series (e.g. {shown_id(first)}, cutoff {when(shown_time(low, None))}) "
         f"{'is' if len(early) == 1 else 'are'} forecast by a model trained on other series up to "
         f"{when(shown_time(high, None))}. A global model learns shocks shared across "
         "series from those periods; the baselines and the MASE scales are not affected. For a backtest strict in "
