@@ -151,7 +151,9 @@ def _numeric_column(df: pd.DataFrame, name: str, columns: Columns, allow_bool: b
             raise ColumnTypeError(f"Column `{name}` is boolean; the target must be numeric (int or float).")
         return values.astype(np.float64)
     if not pd.api.types.is_numeric_dtype(values):
-        raise ColumnTypeError(f"Column `{name}` must be numeric; found dtype {values.dtype}.")
+        odd = (pd.to_numeric(values, errors="coerce").isna() & values.notna()).to_numpy()  # text such as "n/a"
+        at = f" (first {values[odd].iloc[0]!r} at {_first_row(df, odd, columns)})" if odd.any() else ""
+        raise ColumnTypeError(f"Column `{name}` must be numeric; found dtype {values.dtype}{at}.")
     values = values.astype(np.float64)
     infinite = np.isinf(values.to_numpy())
     if infinite.any():
