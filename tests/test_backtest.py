@@ -85,6 +85,18 @@ def test_a_sliding_window_inside_a_gap_up_to_its_cutoff_reaches_back_too():
     assert np.isfinite(result.forecasts["seasonal_naive"]).all()
 
 
+@pytest.mark.parametrize("refit", [True, False])
+def test_a_series_with_fewer_observed_values_than_a_horizon_up_to_a_cutoff_is_still_scored(refit):
+    """Fitted over its observed span, such a series left the fold's fit refusing the whole backtest ("shorter than one
+    horizon"): it gives no training window, so it is left out of the fit and still forecast and scored."""
+    df = _late_series_with_a_gap(60, start=30, gap=(34, 47))  # 4 observed months, then a gap past fold 1's cutoff
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = backtest(fast_model(max_steps=2), df, n_windows=3, refit=refit, baselines=("seasonal_naive",), progress=False)
+    scored = result.forecasts[result.forecasts["unique_id"] == "s2"]
+    assert scored["cutoff"].nunique() == 3 and np.isfinite(scored["seq2seq"]).all()
+
+
 def test_a_sliding_backtest_scores_a_series_too_short_for_its_first_fold():
     df, _ = make_panel(n_series=4, length=40, seed=3, short_share=0.0, missing_share=0.0)
     late = df[df["unique_id"] == "S000"].tail(26)  # 8 periods up to the first cutoff, 14 to the second

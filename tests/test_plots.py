@@ -308,7 +308,7 @@ def test_plot_attention_defaults_to_the_first_series_and_rejects_an_unknown_one(
     assert _labels(fig.axes[0]) == [] and fig.axes[0].get_legend() is None  # no history or forecast to draw
     np.testing.assert_allclose(_mesh(fig.axes[1]).get_array().filled(0.0), _weights_grid(explanation, first).to_numpy())
     plt.close(fig)
-    with pytest.raises(ValueError, match="No attention weights for series 'nope'"):
+    with pytest.raises(ValueError, match="`unique_id` 'nope' names no series of the explanation"):
         plot_attention(explanation, unique_id="nope")
     plt.close("all")
 

@@ -45,13 +45,23 @@ def forecast_fold(model: FittedModel, panel: Panel, future: pd.DataFrame | None,
     return panel, model.forecast_at(panel, rows, origins)
 
 
-def fit_fold(estimator, train: pd.DataFrame, columns: Columns) -> Panel | None:
+def fit_fold(estimator, train: pd.DataFrame, columns: Columns, offset) -> Panel | None:
     """Fit ``estimator`` on a fold's rows as ``fit`` reads them: each series over its observed span (a cutoff inside a
-    run of missing targets leaves rows after the series' last observation, which ``fit`` drops). Returns the panel the
-    fit built, to forecast from; None where rows were dropped, so that the fold is forecast from all its rows."""
+    run of missing targets leaves rows after the series' last observation, which ``fit`` drops). A series whose span
+    up to the cutoff is shorter than one horizon gives no training window: it is left out of the fit (which would
+    refuse it) and still forecast. Returns the panel the fit built, to forecast from; None where rows or series were
+    dropped, so that the fold is forecast from all its rows."""
     rows, ended = observed_span(train, columns)
+    times = rows.groupby(columns.id, sort=False, observed=True)[columns.time]
+    sizes = times.size()
+    few = sizes.index[sizes.to_numpy() < estimator.horizon]  # few rows; absent ones (fill_gaps) count as periods
+    starts, ends = times.min()[few], times.max()[few]
+    periods = [len(pd.date_range(a, b, freq=offset)) for a, b in zip(starts, ends, strict=True)]  # the few only
+    short = few[np.asarray(periods, dtype=int) < estimator.horizon]
+    if len(short) and len(short) < len(sizes):
+        rows = rows[~rows[columns.id].isin(short).to_numpy()]
     panel = estimator.fit_frame(rows, None)
-    return panel if ended.empty else None
+    return panel if ended.empty and len(short) == 0 else None
 
 
 def with_account(model: FittedModel, panel: Panel, forecast: Forecast) -> Forecast:
@@ -106,7 +116,7 @@ class FoldByFold:
         tick = time.perf_counter()
         self.out.estimator = self.plan.refit_from(self.out.estimator, self.template)
         self.report.step(f"fitting seq2seq on {train[self.plan.columns.id].nunique()} series")
-        panel = fit_fold(self.out.estimator, train, self.plan.columns)
+        panel = fit_fold(self.out.estimator, train, self.plan.columns, self.plan.offset or self.plan.freq)
         self.out.seconds["fit"] += time.perf_counter() - tick
         return panel
 

@@ -40,7 +40,7 @@ def fit_and_forecast(template, train: pd.DataFrame, future: pd.DataFrame | None,
     """A clone of ``template`` fitted on ``train``, forecast from every series' cutoff in ``fold`` (``account``: with it)."""
     tick = time.perf_counter()
     fitted = clone(template)
-    panel = fit_fold(fitted, train, Columns.from_params(template.get_params()))
+    panel = fit_fold(fitted, train, Columns.from_params(template.get_params()), template.freq)
     fit_seconds = time.perf_counter() - tick
     tick = time.perf_counter()
     model = fitted.fitted()
