@@ -37,7 +37,7 @@ def test_a_measurement_is_held_within_the_range_the_history_held():
     future = np.stack([rng.integers(0, 2, (n, width)), rng.uniform(9.0, 11.0, (n, width))], axis=-1).astype(np.float64)
     y = np.where(rng.random((n, width)) < 0.1, np.nan, 1.0)
     series, origins = np.repeat(np.arange(n), 3), np.tile([15, 30, 44], n)
-    got = steps_seen(types.SimpleNamespace(future=future), y, series, origins, horizon)
+    got = steps_seen(types.SimpleNamespace(future=future), y, series, origins, horizon, np.array([False, True]))
     expected = np.zeros_like(got)
     for b, (s, o) in enumerate(zip(series, origins, strict=True)):
         seen = [c for c in range(o + 1) if np.isfinite(y[s, c])]

@@ -628,8 +628,9 @@ def test_a_constant_series_under_a_moving_price_is_its_constant_within_the_price
     df = df[["unique_id", "ds", "y"]].assign(price=np.round(rng.uniform(9.0, 11.0, len(df)), 2))
     flat = df["unique_id"] == "S001"
     df.loc[flat, "y"] = 100.0
+    df.loc[flat, "price"] = np.resize([9.5, 10.0, 10.5, 11.0], int(flat.sum()))  # its shelf prices: four of them
     model = fast_model(future_covariates=["price"]).fit(df)
-    future = future_frame(df, 6).assign(price=[10.13, 9.57, 10.88, 10.02, 25.0, 9.31] * 4)  # 25: never held
+    future = future_frame(df, 6).assign(price=[10.0, 9.5, 10.25, 10.0, 25.0, 11.0] * 4)  # 10.25 within, 25 outside
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the price 25 is named in a warning of its own
         out = model.predict(future_df=future)
@@ -637,3 +638,7 @@ def test_a_constant_series_under_a_moving_price_is_its_constant_within_the_price
     constant = out[out["unique_id"] == "S001"][levels].to_numpy()
     assert (constant[[0, 1, 2, 3, 5]] == 100.0).all()
     assert (constant[4] != 100.0).any()
+    # Read the same way whatever else is forecast with it: the fit's record says the price is a measurement.
+    alone = model.predict(df=df[flat], future_df=future[future["unique_id"] == "S001"])[levels].to_numpy()
+    assert (alone[[0, 1, 2, 3, 5]] == 100.0).all()
+    np.testing.assert_allclose(alone[4], constant[4], rtol=1e-4)  # the model's own forecast (batch rounding aside)

@@ -38,20 +38,33 @@ def constant_history(y: np.ndarray, seen: np.ndarray, series: np.ndarray, origin
     return (count >= 2) & (high == low), np.where(np.isfinite(low), low, 0.0)
 
 
-def steps_seen(panel: Panel, y: np.ndarray, series: np.ndarray, origins: np.ndarray, horizon: int) -> np.ndarray:
+def measurements(names: tuple[str, ...], features) -> np.ndarray:
+    """(F,) bool: which future-known covariates ``names`` the fit recorded as measurements (more than
+    ``CHECKED_CODES`` distinct values in its panel: ``FeatureSpec.numeric[name].codes``), so that every forecast reads
+    a covariate the same way whatever else it is given. Model files without the record read every one as a code."""
+    scalings = [features.numeric.get(name) for name in names]
+    return np.array(
+        [s is not None and s.low is not None and (s.codes is None or len(s.codes) > CHECKED_CODES) for s in scalings],
+        dtype=bool,
+    )
+
+
+def steps_seen(
+    panel: Panel, y: np.ndarray, series: np.ndarray, origins: np.ndarray, horizon: int, measured: np.ndarray | None = None
+) -> np.ndarray:
     """(B, H) bool: whether each horizon step's future-known covariates take values that its series' observed history
     up to the origin held. All True without future-known covariates.
 
-    Flags and codes (at most ``CHECKED_CODES`` distinct values in the panel) must take, all together, values the
-    history held on some period (:func:`_codes_held`); a measurement (a price, a temperature: more distinct values,
-    which seldom repeat exactly) must lie within the range the history held (:func:`_within_ranges`). Each distinct
+    Flags and codes must take, all together, values the history held on some period (:func:`_codes_held`); a
+    measurement (``measured``, from :func:`measurements`: a price, a temperature, whose values seldom repeat exactly)
+    must lie within the range the history held (:func:`_within_ranges`). Each distinct
     series is read once: memory follows its rows, not the windows, and nothing loops over windows or steps.
     """
     if panel.future.shape[2] == 0 or len(series) == 0:
         return np.ones((len(series), horizon), dtype=bool)
     distinct, at = np.unique(series, return_inverse=True)
     values, observed = panel.future[distinct], np.isfinite(y[distinct])
-    measured = np.array([len(np.unique(column[np.isfinite(column)])) > CHECKED_CODES for column in values.T])
+    measured = np.zeros(values.shape[2], dtype=bool) if measured is None else measured
     ahead = origins[:, None] + np.arange(1, horizon + 1)[None, :]
     held = np.ones((len(series), horizon), dtype=bool)
     if not measured.all():
@@ -108,13 +121,14 @@ def _period_codes(rows: np.ndarray) -> np.ndarray:
 
 
 def constant_steps(
-    panel: Panel, y: np.ndarray, seen: np.ndarray, series: np.ndarray, origins: np.ndarray, horizon: int, covariates: bool
+    panel: Panel, y: np.ndarray, seen: np.ndarray, series: np.ndarray, origins: np.ndarray, horizon: int, measured
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(B, H) the steps forecast as their series' constant, and that constant (B,). ``covariates``: whether the
-    model reads future-known covariates (then only the steps whose covariates the history held)."""
+    """(B, H) the steps forecast as their series' constant, and that constant (B,). ``measured``: None where the
+    model reads no future-known covariate, else which of them are measurements (then only the steps whose
+    covariates the history held)."""
     constant, level = constant_history(y, seen, series, origins)
     steps = np.broadcast_to(constant[:, None], (len(series), horizon)).copy()
-    if covariates and constant.any():
+    if measured is not None and constant.any():
         rows = np.flatnonzero(constant)
-        steps[rows] = steps_seen(panel, y, series[rows], origins[rows], horizon)
+        steps[rows] = steps_seen(panel, y, series[rows], origins[rows], horizon, measured)
     return steps, level

@@ -32,7 +32,7 @@ from ..partners.blend import PARTNERS, blend_quantiles, mix_offsets, partner_dis
 from ..partners.season import partner_history
 from .account import Account, network_account
 from .closures import closed_steps
-from .constant_series import constant_steps
+from .constant_series import constant_steps, measurements
 from .intervals import apply_factors
 from .network import Ensemble
 from .partner_shift import CHUNK, partner_shift
@@ -258,8 +258,8 @@ def forecast_windows(
     values, parts = blend_partners(values, state, panel, series, origins, blend_weights, parts, shift)
     if state.calibration is not None:
         values = apply_factors(values, state.calibration.factors, state.median_index)
-    covariates = bool(state.roles.future) and reads_covariates(state)
-    steps, level = constant_steps(panel, target_values(panel, state), seen, series, origins, values.shape[1], covariates)
+    measured = measurements(panel.future_names, state.features) if state.roles.future and reads_covariates(state) else None
+    steps, level = constant_steps(panel, target_values(panel, state), seen, series, origins, values.shape[1], measured)
     if steps.any():
         values = np.where(steps[:, :, None], level[:, None, None], values)
         parts = None if parts is None else parts.constant(steps, level)

@@ -306,6 +306,8 @@ def _prior_without_covariates(params: Mapping[str, Any], facts: PanelFacts) -> P
     """
     if params["init"] != "auto" or params["max_steps"] is not None or not needs_calibration(params):
         return None
+    if facts.seen_past_end:  # the prior was trained on the panel's later values: no check against it either
+        return None
     units = {**resolve_units(params, facts.offset), "input_size": params["input_size"]}
     prior, _ = auto_prior(facts.offset, params, units, CovariateRoles(), facts.rows)
     return prior
