@@ -1,3 +1,4 @@
+import re
 import warnings
 
 import numpy as np
@@ -416,3 +417,18 @@ def test_an_absent_row_in_a_folds_horizon_is_refused_naming_the_row_to_add(refit
     kept = df.assign(y=df["y"].mask((df["unique_id"] == "S002") & (df["ds"] == "2003-02-01")))  # as the message says
     result = backtest(model, kept, n_windows=3, baselines=("seasonal_naive",), refit=refit, progress=False)
     assert result.forecasts["seq2seq"].notna().all()
+
+
+def test_an_absent_horizon_row_of_zoned_hours_is_named_at_the_datas_own_time():
+    """The message named the absent row in naive UTC (04:00 for 06:00+02:00): a user adding that row added the wrong one."""
+    hours = pd.date_range("2024-03-30", periods=80, freq="h", tz="Europe/Berlin")
+    df = pd.concat(
+        [
+            pd.DataFrame({"unique_id": s, "ds": hours, "y": np.arange(80.0) + i, "promo": (np.arange(80) % 5 == 0) * 1.0})
+            for i, s in enumerate("ab")
+        ]
+    )
+    df = df[~((df["unique_id"] == "a") & (df["ds"] == hours[-3]))]
+    model = fast_model(horizon=6, input_size=12, max_steps=2, fill_gaps=True, future_covariates=["promo"], freq="h")
+    with pytest.raises(ValueError, match=re.escape(f"no row for series 'a' at {hours[-3]}")):
+        backtest(model, df, n_windows=2, baselines=("seasonal_naive",), progress=False)

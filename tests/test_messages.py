@@ -282,3 +282,20 @@ def test_future_dates_off_the_models_calendar_say_what_to_change():
     late = fast_model(horizon=4, max_steps=2, future_covariates=["price"]).fit(df.assign(ds=df["ds"] + pd.Timedelta("23h59min")))
     midnight = _message(lambda: late.predict(future_df=future(ds[-1] + pd.Timedelta(days=7), "W-SUN")))
     assert "(the grid's times are at 23:59:00, this one is at 00:00:00)" in midnight
+
+
+def test_an_hourly_future_off_the_grid_names_no_time_of_day():
+    """The time-of-day note belongs to daily and coarser grids: an hourly grid has every time of day."""
+    hours = pd.date_range("2024-01-01", periods=72, freq="h")
+    df = pd.concat([pd.DataFrame({"unique_id": s, "ds": hours, "y": np.arange(72.0), "promo": 0.0}) for s in "ab"])
+    model = fast_model(horizon=4, max_steps=2, future_covariates=["promo"]).fit(df)
+    future = pd.concat(
+        [
+            pd.DataFrame(
+                {"unique_id": s, "ds": hours[-1] + pd.Timedelta("30min") + pd.Timedelta("1h") * np.arange(4), "promo": 0.0}
+            )
+            for s in "ab"
+        ]
+    )
+    message = _message(lambda: model.predict(future_df=future))
+    assert "is not on the 'h' grid" in message and "the grid's times" not in message

@@ -69,7 +69,8 @@ def positions(times: pd.Series, grid: pd.DatetimeIndex, ids: pd.Series, offset: 
             raise ValueError(_spacing_message(argument, *own, offset))
         stamp = pd.Timestamp(times.iloc[row])
         clock = ""
-        if len(grid) and stamp.normalize() != stamp - (grid[0] - grid[0].normalize()):  # another time of day
+        daily = len(grid) > 1 and grid[1] - grid[0] >= pd.Timedelta(days=1)  # one time of day: daily or coarser
+        if daily and stamp.normalize() != stamp - (grid[0] - grid[0].normalize()):  # another time of day
             clock = f" (the grid's times are at {grid[0]:%H:%M:%S}, this one is at {stamp:%H:%M:%S})"
         raise ValueError(
             f"`{argument}`: timestamp {when(stamp)} of series {shown_id(ids.iloc[row])} is not on the "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..data.dates import shown_time
 from ..data.frames import shown_id
 from ..data.validation import Columns, when
 
@@ -30,9 +31,10 @@ def check_horizon_rows(future: pd.DataFrame, fold, columns: Columns, names: tupl
     if offset is not None:
         steps = pd.date_range(cutoff, periods=horizon + 1, freq=offset)[1:]
         held = pd.DatetimeIndex(future.loc[future[columns.id] == uid, columns.time])
-        at = f" at {when(steps.difference(held)[0])}"
+        at = f" at {when(shown_time(steps.difference(held)[0], None))}"  # in the data's zone (a backtest's)
     raise ValueError(
-        f"`df` has no row for series {shown_id(uid)}{at}, a step of fold {fold.number}'s horizon (cutoff {when(cutoff)}; "
+        f"`df` has no row for series {shown_id(uid)}{at}, a step of fold {fold.number}'s horizon "
+        f"(cutoff {when(shown_time(cutoff, None))}; "
         f"{len(short)} series lack{'s' if len(short) == 1 else ''} such rows). The fold's forecast reads the "
         f"future-known covariates ({', '.join(f'`{n}`' for n in names)}) of every step: with fill_gaps=True an "
         "absent row is a missing target, but its covariates are unknown. Add the row with its covariates and a NaN "
