@@ -140,6 +140,7 @@ def test_the_verdicts_totals_count_the_windows_skipped_before_forecasting():
         "; 1 series-fold window left out, listed with its reason in skipped.csv."
     )
     assert result.settings["verdict"] == {
+        "early_series": 0,
         "series": 6,
         "series_total": 6,
         "windows": 11,
@@ -335,3 +336,8 @@ def test_the_ragged_cutoffs_warning_names_a_series_with_its_own_cutoff():
     (ragged,) = [str(w.message) for w in caught if "Series end at different times" in str(w.message)]
     own = result.forecasts.groupby("unique_id")["cutoff"].first()["S002"]
     assert f"'S002', cutoff {own.date()}" in ragged
+    from forecaster.evaluation.report_text import verdict_line  # the report says it too, not only the console
+
+    assert "2 series end before the others and are scored from their own ends" in verdict_line(
+        result.settings["verdict"], result.skipped
+    )

@@ -10,8 +10,8 @@ the grid period ``end_i - (last_col - c)``.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import reprlib
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -171,20 +171,26 @@ def refuse_short(ids: np.ndarray, length: np.ndarray, horizon: int) -> None:
 SHORT_HISTORY_MESSAGE = ".*less history than input_size.*"
 
 
+# Set by ``padding_expected`` for the block's own thread (a context variable, not the process-wide warning filters,
+# which a block overlapping worker threads' own blocks could leave changed: ``callers.silenced``).
+_PADDING_EXPECTED: contextvars.ContextVar[bool] = contextvars.ContextVar("padding_expected", default=False)
+
+
 @contextlib.contextmanager
 def padding_expected(expected: bool = True) -> Iterator[None]:
     """Silence the short-history warning where padded windows are expected: the window is a prior's (trained on
     padded windows, and not the user's to change) or a pretraining corpus pads short series on purpose."""
-    with warnings.catch_warnings():
-        if expected:
-            warnings.filterwarnings("ignore", message=SHORT_HISTORY_MESSAGE)
+    token = _PADDING_EXPECTED.set(expected)
+    try:
         yield
+    finally:
+        _PADDING_EXPECTED.reset(token)
 
 
 def _warn_short(uniques, length: np.ndarray, input_size: int) -> None:
-    """One warning for all series whose history is shorter than the encoder window."""
+    """One warning for all series whose history is shorter than the encoder window (none where padding is expected)."""
     short = length < input_size
-    if short.any():
+    if short.any() and not _PADDING_EXPECTED.get():
         warn_user(
             f"{int(short.sum())} of {len(length)} series have less history than input_size={input_size} periods "
             f"(shortest: {int(length.min())}; e.g. {reprlib.repr(list(uniques[short]))}): their encoder windows are padded "

@@ -258,6 +258,14 @@ def verdict_line(verdict: dict | None, skipped: pd.DataFrame) -> str:
         line = f"Every one of the {verdict['windows_total']:,} series-fold windows is scored"
     if unobserved:
         line += f"; {unobserved:,} forecast point{'s' if unobserved > 1 else ''} had no actual to score against"
+    early = verdict.get("early_series", 0)  # absent from results written before 0.17.6
+    if early:
+        one = early == 1
+        line += (
+            f". {early:,} series end before the others and {'is' if one else 'are'} scored from "
+            f"{'its' if one else 'their'} own ends, by models trained on the other series' later periods too (the "
+            "cutoffs per fold are in the settings)"
+        )
     return line + "."
 
 

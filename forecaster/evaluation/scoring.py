@@ -187,7 +187,9 @@ def verdict_coverage(metrics: pd.DataFrame, folds: list[Fold], horizon: int, n_s
     own = metrics[metrics["model"] == MODEL_NAME]
     scored = own[np.isfinite(own["mase"].to_numpy(dtype=float))]
     windows_total = len(own) + sum(len(fold.skipped) for fold in folds)
+    early = {uid for fold in folds for uid in fold.cutoffs.index[fold.cutoffs < fold.cutoffs.max()]}
     return {
+        "early_series": len(early),  # series cut before their fold's latest cutoff (they end before the others)
         "series": int(scored["unique_id"].nunique()),
         "series_total": int(n_series),
         "windows": len(scored),
