@@ -180,7 +180,7 @@ _PADDING_EXPECTED: contextvars.ContextVar[bool] = contextvars.ContextVar("paddin
 def padding_expected(expected: bool = True) -> Iterator[None]:
     """Silence the short-history warning where padded windows are expected: the window is a prior's (trained on
     padded windows, and not the user's to change) or a pretraining corpus pads short series on purpose."""
-    token = _PADDING_EXPECTED.set(expected)
+    token = _PADDING_EXPECTED.set(expected or _PADDING_EXPECTED.get())  # an enclosing block's expectation holds
     try:
         yield
     finally:

@@ -77,9 +77,7 @@ def plot_attention(
         id_col, time_col, target_col = fitted.id_col, fitted.time_col, fitted.target_col
         own = df is None  # the model's kept history, whose short series its fit named
         if unique_id is not None:  # explain and forecast this series only (without df: its training tail)
-            df = history_in_zone(fitted) if df is None else df
-            _require_series(df, id_col, unique_id, "the model's history" if own else "`df`")
-            df, future_df = (f if f is None else f[f[id_col] == unique_id] for f in (df, future_df))
+            df, future_df = _one_series(history_in_zone(fitted) if own else df, future_df, id_col, unique_id, own)
         with padding_expected(own):
             explanation = fitted.explain(df=df, future_df=future_df, include_padding=True)
         with warnings.catch_warnings():  # the same inputs: explain has said what there is to say about them
@@ -257,10 +255,17 @@ def plot_attention_profile(
     return fig
 
 
-def _require_series(frame: pd.DataFrame, id_col: str, unique_id, where: str) -> None:
-    """Refuse a ``unique_id`` that names no series of ``frame`` (a typo, or ``'3'`` for the id ``3``), naming it."""
+def _one_series(df: pd.DataFrame, future_df, id_col: str, unique_id, own: bool) -> tuple:
+    """``df`` and ``future_df`` cut to the series ``unique_id`` (``own``: ``df`` is the model's kept history)."""
+    _require_series(df, id_col, unique_id, "the model's history" if own else "`df`")
+    return tuple(f if f is None else f[f[id_col] == unique_id] for f in (df, future_df))
+
+
+def _require_series(frame: pd.DataFrame, id_col: str, unique_id, where: str) -> pd.DataFrame:
+    """``frame``, refused where ``unique_id`` names no series of it (a typo, or ``'3'`` for the id ``3``), naming it."""
     known = pd.Index(frame[id_col].unique())
     if not known.isin([unique_id]).any():
         raise ValueError(
             f"`unique_id` {shown_id(unique_id)} names no series of {where}, which has {len(known)}: {shown_ids(known)}."
         )
+    return frame
