@@ -124,11 +124,7 @@ def main() -> None:
     if what == "suite":
         import suite
 
-        suite.BASELINES = ("seasonal_naive",)
-        suite.GROUP_BASELINES = dict.fromkeys(suite.GROUPS, ("seasonal_naive",))
-        if "--label" not in sys.argv:
-            sys.argv += ["--label", "0.17.2, the partners as decoder inputs, no blend (not shipped)"]
-        suite.main()
+        suite.main_against_seasonal_naive("0.17.2, the partners as decoder inputs, no blend (not shipped)")
     else:
         import electricity_study
 

@@ -14,7 +14,6 @@ deterministic: their rows of another label serve). ``WEEK_PROFILE=0`` runs the d
 from __future__ import annotations
 
 import os
-import sys
 
 from forecaster.model import inference
 
@@ -32,11 +31,7 @@ def main() -> None:
         inference.with_decomposition = _week_decomposition
     import suite
 
-    suite.BASELINES = ("seasonal_naive",)
-    suite.GROUP_BASELINES = dict.fromkeys(suite.GROUPS, ("seasonal_naive",))
-    if "--label" not in sys.argv:
-        sys.argv += ["--label", "0.17.6, the seasonal profile over the week on sub-daily data (not shipped)"]
-    suite.main()
+    suite.main_against_seasonal_naive("0.17.6, the seasonal profile over the week on sub-daily data (not shipped)")
 
 
 if __name__ == "__main__":

@@ -58,11 +58,7 @@ def main() -> None:
         return
     import suite
 
-    suite.BASELINES = ("seasonal_naive",)
-    suite.GROUP_BASELINES = dict.fromkeys(suite.GROUPS, ("seasonal_naive",))
-    if "--label" not in sys.argv:
-        sys.argv += ["--label", "0.17.6, quantiles at zero below the window's share of zeros (not shipped)"]
-    suite.main()
+    suite.main_against_seasonal_naive("0.17.6, quantiles at zero below the window's share of zeros (not shipped)")
 
 
 if __name__ == "__main__":

@@ -363,6 +363,15 @@ def test_a_constant_series_is_forecast_as_its_constant_and_its_account_adds_up()
     assert np.allclose(merged["total"], merged["y_hat"], rtol=1e-6)
 
 
+def _flat_series_levels(model, future: pd.DataFrame, df: pd.DataFrame | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The forecast (warnings of unseen values aside) and series S001's quantile levels, one row per step."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = model.predict(df=df, future_df=future)
+    levels = [c for c in out if c.startswith("y_hat")]
+    return out, out[out["unique_id"] == "S001"][levels].to_numpy()
+
+
 def test_a_constant_series_with_covariates_is_its_constant_where_its_history_held_the_horizons_covariates():
     """With a future-known covariate read, a series at 100 throughout was forecast at about 79 with a 10-90% interval
     from 0 to 200 (its scale falls back to its level); a promotion it stayed at 100 under moved it too."""
@@ -377,11 +386,7 @@ def test_a_constant_series_with_covariates_is_its_constant_where_its_history_hel
     future = future_frame(df, 6)
     future["promo"] = 0.0
     future.loc[future["unique_id"] == "S001", "promo"] = [0.0, 1.0, 0.0, 0.0, 2.0, 0.0]  # 2: never held
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the value 2 is named in a warning of its own
-        out = model.predict(future_df=future)
-    levels = [c for c in out if c.startswith("y_hat")]
-    constant = out[out["unique_id"] == "S001"][levels].to_numpy()
+    out, constant = _flat_series_levels(model, future)  # the value 2 is named in a warning of its own
     assert (constant[[0, 1, 2, 3, 5]] == 100.0).all()
     assert (constant[4] != 100.0).any()  # a value its history never held: the model's forecast
     steps = model.explain(future_df=future, by="step")
@@ -631,14 +636,10 @@ def test_a_constant_series_under_a_moving_price_is_its_constant_within_the_price
     df.loc[flat, "price"] = np.resize([9.5, 10.0, 10.5, 11.0], int(flat.sum()))  # its shelf prices: four of them
     model = fast_model(future_covariates=["price"]).fit(df)
     future = future_frame(df, 6).assign(price=[10.0, 9.5, 10.25, 10.0, 25.0, 11.0] * 4)  # 10.25 within, 25 outside
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the price 25 is named in a warning of its own
-        out = model.predict(future_df=future)
-    levels = [c for c in out if c.startswith("y_hat")]
-    constant = out[out["unique_id"] == "S001"][levels].to_numpy()
+    _, constant = _flat_series_levels(model, future)  # the price 25 is named in a warning of its own
     assert (constant[[0, 1, 2, 3, 5]] == 100.0).all()
     assert (constant[4] != 100.0).any()
     # Read the same way whatever else is forecast with it: the fit's record says the price is a measurement.
-    alone = model.predict(df=df[flat], future_df=future[future["unique_id"] == "S001"])[levels].to_numpy()
+    _, alone = _flat_series_levels(model, future[future["unique_id"] == "S001"], df[flat])
     assert (alone[[0, 1, 2, 3, 5]] == 100.0).all()
     np.testing.assert_allclose(alone[4], constant[4], rtol=1e-4)  # the model's own forecast (batch rounding aside)

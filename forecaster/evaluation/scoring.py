@@ -187,9 +187,10 @@ def verdict_coverage(metrics: pd.DataFrame, folds: list[Fold], horizon: int, n_s
     own = metrics[metrics["model"] == MODEL_NAME]
     scored = own[np.isfinite(own["mase"].to_numpy(dtype=float))]
     windows_total = len(own) + sum(len(fold.skipped) for fold in folds)
-    early = {uid for fold in folds for uid in fold.cutoffs.index[fold.cutoffs < fold.cutoffs.max()]}
+    early = [fold.cutoffs.index[fold.cutoffs < fold.cutoffs.max()] for fold in folds if len(fold.cutoffs)]
     return {
-        "early_series": len(early),  # series cut before their fold's latest cutoff (they end before the others)
+        # series cut before their fold's latest cutoff (they end before the others), each counted once
+        "early_series": int(pd.Index([]).append(early).nunique()) if early else 0,
         "series": int(scored["unique_id"].nunique()),
         "series_total": int(n_series),
         "windows": len(scored),
